@@ -1,0 +1,48 @@
+"""streamrepair: turn the tool calls an LLM streams out into arguments a program can trust.
+
+The core is :class:`ArgumentAssembler`, a push parser that takes a tool call's argument
+text one delta at a time, repairs what is unambiguous as it goes, says at any moment
+whether the text is complete, cut off or unrepairable, and never hands out a value whose
+structure had to be invented as if the model had finished it. :func:`repair` is the
+one-shot form.
+"""
+
+from .assembler import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_SIZE,
+    MAX_TOKEN_CHARS,
+    REPAIR_MAX_SIZE,
+    ArgumentAssembler,
+    repair,
+)
+from .errors import (
+    AssemblerFinishedError,
+    ConcatenatedValuesError,
+    StreamRepairError,
+    TooDeepError,
+    TooLargeError,
+    UnrepairableError,
+)
+from .results import Repair, RepairKind, Repaired, Status
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_SIZE",
+    "MAX_TOKEN_CHARS",
+    "REPAIR_MAX_SIZE",
+    "ArgumentAssembler",
+    "AssemblerFinishedError",
+    "ConcatenatedValuesError",
+    "Repair",
+    "RepairKind",
+    "Repaired",
+    "Status",
+    "StreamRepairError",
+    "TooDeepError",
+    "TooLargeError",
+    "UnrepairableError",
+    "__version__",
+    "repair",
+]
