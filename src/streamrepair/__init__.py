@@ -23,7 +23,7 @@ from .errors import (
     TooLargeError,
     UnrepairableError,
 )
-from .results import Repair, RepairKind, Repaired, Status
+from .results import Repair, Repaired, RepairKind, Status
 
 __version__ = "0.1.0"
 

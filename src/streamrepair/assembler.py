@@ -50,7 +50,7 @@ from .errors import (
     TooLargeError,
     UnrepairableError,
 )
-from .results import Repair, RepairKind, Repaired, Status
+from .results import Repair, Repaired, RepairKind, Status
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -103,7 +103,9 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _FENCE_INFO = re.compile(r"[A-Za-z0-9_+.\-]+")
 
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_NUMBER_PREFIX = r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]*)?"
+_NUMBER_PREFIX = (
+    r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]*)?"
+)
 _BARE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _UUID_PREFIX = (
@@ -115,8 +117,7 @@ _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 _PY_LITERALS: dict[str, Any] = {"True": True, "False": False, "None": None}
 _ALL_LITERALS = (*_LITERALS, *_PY_LITERALS)
 _LITERAL_PREFIX = "|".join(
-    "".join(f"(?:{ch}" for ch in word) + ")?" * (len(word) - 1) + ")"
-    for word in _ALL_LITERALS
+    "".join(f"(?:{ch}" for ch in word) + ")?" * (len(word) - 1) + ")" for word in _ALL_LITERALS
 )
 # A token at the top level may only become a number or a literal; inside a container it
 # may also become a bare word or an unquoted UUID.
@@ -155,9 +156,7 @@ class _Rec:
         description = self.description
         if self.count > 1:
             description = f"{description} ({self.count} times)"
-        return Repair(
-            kind=self.kind, offset=self.offset, description=description, count=self.count
-        )
+        return Repair(kind=self.kind, offset=self.offset, description=description, count=self.count)
 
 
 class _Value:
@@ -434,7 +433,7 @@ class ArgumentAssembler:
 
     # -- the machine -----------------------------------------------------------------------
 
-    def _run(self, text: str, n: int) -> None:  # noqa: C901 - one state machine, by design
+    def _run(self, text: str, n: int) -> None:
         pos = 0
         while pos < n:
             state = self._state
@@ -533,6 +532,7 @@ class ArgumentAssembler:
                     pos += 1
                 elif c in _TOKEN_START:
                     self._state = _TOKEN
+                    self._commas = 0
                     self._token = ""
                     self._token_offset = pos + self._fed
                 elif stack:
@@ -768,6 +768,7 @@ class ArgumentAssembler:
         self._str_recs = None
         self._str_offset = pos + self._fed
         self._state = _STRING
+        self._commas = 0  # the held comma, if any, was a separator
         if quote == "'":
             assert self._current is not None
             self._current.note_once(
@@ -792,12 +793,12 @@ class ArgumentAssembler:
             self._state = _COLON
             return
         if not self._stack:
-            text = self._maybe_unwrap(text)  # type: ignore[assignment]
+            text = self._maybe_unwrap(text)
         self._emit(text)
 
     def _maybe_unwrap(self, text: str) -> Any:
         """A whole argument that is a JSON string holding a JSON object is unwrapped."""
-        if not text.lstrip().startswith("{"):
+        if text.lstrip()[:1] not in ("{", '"'):
             return text
         inner = ArgumentAssembler(max_size=len(text), max_depth=self._max_depth)
         inner.feed(text)
@@ -872,7 +873,9 @@ class ArgumentAssembler:
         # An invalid escape such as \U in C:\Users: keep the backslash as written and let
         # the character be read again as ordinary string content.
         self._str_note(
-            RepairKind.INVALID_ESCAPE, offset - 1, f"kept the backslash of invalid escape \\{c}"
+            RepairKind.INVALID_ESCAPE,
+            offset - 1,
+            f"kept the backslash of an invalid escape (first: \\{c})",
         )
         self._str_parts.append("\\")
         if c < " ":
@@ -895,9 +898,7 @@ class ArgumentAssembler:
         elif 0xDC00 <= code < 0xE000:
             if pending is not None:
                 self._pending_high = None
-                self._str_parts.append(
-                    chr(0x10000 + ((pending - 0xD800) << 10) + (code - 0xDC00))
-                )
+                self._str_parts.append(chr(0x10000 + ((pending - 0xD800) << 10) + (code - 0xDC00)))
             else:
                 self._lone_surrogate(end - 6)
         else:
@@ -956,9 +957,10 @@ class ArgumentAssembler:
         token = self._token
         found = _classify(token, in_container=bool(self._stack))
         if found is None:
-            offset = max(self._token_offset - self._fed, 0)
+            # The token was viable up to here; the character that ended it is the first
+            # one that makes it impossible (``tru}``, ``n,``).
             reason = f"not a JSON value: {token[:40]!r}"
-            self._fail(text, offset, reason, self._token_expected())
+            self._fail(text, pos, reason, self._token_expected())
             return False
         self._token = ""
         self._note_token(token, found[1])
@@ -1038,9 +1040,7 @@ class ArgumentAssembler:
                 self._state = _AFTER
             else:
                 self._pending_high = None
-                current.note(
-                    RepairKind.UNCLOSED_STRING, end, "closed a string cut off at the end"
-                )
+                current.note(RepairKind.UNCLOSED_STRING, end, "closed a string cut off at the end")
                 text = self._string_so_far()
                 self._str_parts = []
                 self._emit(text)
@@ -1075,9 +1075,7 @@ class ArgumentAssembler:
             )
         if self._state in (_COLON, _VALUE) and stack and isinstance(stack[-1], dict):
             if self._key is not None or self._state == _COLON:
-                current.note(
-                    RepairKind.DANGLING_DROPPED, end, "dropped a key left without a value"
-                )
+                current.note(RepairKind.DANGLING_DROPPED, end, "dropped a key left without a value")
             self._key = None
         if self._commas:
             self._drop_commas()
@@ -1166,7 +1164,7 @@ def _same_json(a: Any, b: Any) -> bool:
         elif isinstance(x, list):
             if len(x) != len(y):
                 return False
-            pending.extend(zip(x, y))
+            pending.extend(zip(x, y, strict=False))
         elif x != y:
             return False
     return True
