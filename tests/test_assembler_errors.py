@@ -178,3 +178,12 @@ def test_preview_before_a_value_is_none() -> None:
     assert assembler.preview() is None
     assembler.feed("{")
     assert assembler.preview() == {}
+
+
+def test_feed_after_finish_raises_even_when_cut_inside_a_string() -> None:
+    assembler = ArgumentAssembler()
+    assembler.feed('{"content": "abc')
+    assert assembler.finish().structure_synthesized
+    with pytest.raises(AssemblerFinishedError):
+        assembler.feed("def")
+    assert assembler.preview() == {"content": "abc"}
