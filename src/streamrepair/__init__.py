@@ -11,9 +11,7 @@ from .assembler import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_SIZE,
     MAX_TOKEN_CHARS,
-    REPAIR_MAX_SIZE,
     ArgumentAssembler,
-    repair,
 )
 from .errors import (
     AssemblerFinishedError,
@@ -23,6 +21,7 @@ from .errors import (
     TooLargeError,
     UnrepairableError,
 )
+from .oneshot import REPAIR_MAX_SIZE, repair
 from .results import Repair, Repaired, RepairKind, Status
 
 __version__ = "0.1.0"
