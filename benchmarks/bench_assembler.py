@@ -288,11 +288,21 @@ def main(argv: list[str] | None = None) -> int:
             slow = not name.startswith("streamrepair")
             cell = measure(name, chunks, budget, 1 if slow and len(text) > 50_000 else repeats)
             results[label][name] = cell
-            print(f"  {label:<16} {name:<26} {cell.median_us:10.2f} us/delta  {cell.total_text():>9} s",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  {label:<16} {name:<26} {cell.median_us:10.2f} us/delta  {cell.total_text():>9} s",
+                file=sys.stderr,
+                flush=True,
+            )
 
-    report = render(results, names, missing, repair_vs_json_loads(repeats), preview_cost(repeats),
-                    budget, args.quick)
+    report = render(
+        results,
+        names,
+        missing,
+        repair_vs_json_loads(repeats),
+        preview_cost(repeats),
+        budget,
+        args.quick,
+    )
     print(report)
     if args.write_docs:
         write_docs(report, results, names)
@@ -320,8 +330,14 @@ def render(
     for label, row in results.items():
         cells = [f"{row[n].median_us:.1f} ({row[n].total_text()})" for n in names]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    lines += ["", "Ratios (whole stream, competitor ÷ streamrepair; '≥' where the budget cut the competitor):", ""]
-    lines.append("| stream | vs jiter re-parse (no preview / preview) | vs jsonriver (preview) | vs ijson (no preview) | vs partial-json-parser | vs json_repair |")
+    lines += [
+        "",
+        "Ratios (whole stream, competitor ÷ streamrepair; '≥' where the budget cut the competitor):",
+        "",
+    ]
+    lines.append(
+        "| stream | vs jiter re-parse (no preview / preview) | vs jsonriver (preview) | vs ijson (no preview) | vs partial-json-parser | vs json_repair |"
+    )
     lines.append("|---|---|---|---|---|---|")
     for label, row in results.items():
         ours, ours_p = row["streamrepair"], row["streamrepair+preview"]
@@ -342,7 +358,10 @@ def render(
     writes = [label for label in results if label.startswith("write")]
     first, last = writes[0], writes[-1]
     flat = results[last]["streamrepair"].median_us / results[first]["streamrepair"].median_us
-    flat_p = results[last]["streamrepair+preview"].median_us / results[first]["streamrepair+preview"].median_us
+    flat_p = (
+        results[last]["streamrepair+preview"].median_us
+        / results[first]["streamrepair+preview"].median_us
+    )
     lines += [
         "",
         f"Per-delta cost, {last} ÷ {first} (median µs/delta): {flat:.2f}x without previews, "
@@ -354,9 +373,15 @@ def render(
         "|---|---|---|",
     ]
     lines += [f"| {label} | {ratio:.2f}x | {ms:.2f} |" for label, ratio, ms in repair_rows]
-    lines += ["", f"preview() on a 1 MiB buffer whose open string is short: {preview_us:.1f} µs (median)."]
+    lines += [
+        "",
+        f"preview() on a 1 MiB buffer whose open string is short: {preview_us:.1f} µs (median).",
+    ]
     if missing:
-        lines += ["", "Not installed, not measured: " + ", ".join(missing) + " (pip install -e '.[bench]')."]
+        lines += [
+            "",
+            "Not installed, not measured: " + ", ".join(missing) + " (pip install -e '.[bench]').",
+        ]
     return "\n".join(lines)
 
 

@@ -106,7 +106,7 @@ def _verdict(assembler: ArgumentAssembler, report: dict[str, Any]) -> int:
     except ConcatenatedValuesError as exc:
         report["verdict"] = "unrepairable"
         report["error"] = str(exc)
-        report["values"] = [_describe(value) for value in exc.values]  # type: ignore[arg-type]
+        report["values"] = [_describe(value) for value in exc.values]
         return EXIT_UNREPAIRABLE
     except UnrepairableError as exc:
         report["verdict"] = "unrepairable"

@@ -8,6 +8,11 @@ can tell the model exactly what to fix.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .results import Repaired
+
 __all__ = [
     "AssemblerFinishedError",
     "ConcatenatedValuesError",
@@ -79,7 +84,9 @@ class ConcatenatedValuesError(UnrepairableError):
     like the stream layer, can turn them into separate calls.
     """
 
-    def __init__(self, values: tuple[object, ...], *, offset: int, line: int, column: int) -> None:
+    def __init__(
+        self, values: tuple[Repaired, ...], *, offset: int, line: int, column: int
+    ) -> None:
         self.values = values
         self.count = len(values)
         super().__init__(

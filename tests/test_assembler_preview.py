@@ -1,0 +1,99 @@
+"""preview(): the jsonriver-style monotonicity promises, checked one character at a time."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import pytest
+
+from _support import monotonic_violation
+from streamrepair import ArgumentAssembler
+
+
+def _char_previews(text: str) -> list[Any]:
+    assembler = ArgumentAssembler()
+    previews = []
+    for ch in text:
+        assembler.feed(ch)
+        previews.append(assembler.preview())
+    return previews
+
+
+def _strings(value: Any) -> list[str]:
+    found, pending = [], [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return found
+
+
+def test_numbers_and_literals_appear_only_once_complete() -> None:
+    seen_n, seen_t = set(), set()
+    for preview in _char_previews('{"n": 123, "t": true, "x": [-1.5e3, null]}'):
+        if isinstance(preview, dict):
+            if "n" in preview:
+                seen_n.add(preview["n"])
+            if "t" in preview:
+                seen_t.add(preview["t"])
+            for item in preview.get("x", []):
+                assert item in (-1500.0, None)
+    assert seen_n == {123}
+    assert seen_t == {True}
+
+
+def test_half_escapes_and_half_surrogate_pairs_are_never_shown() -> None:
+    text = json.dumps({"e": 'a😀b\u00e9\n"q\\'}, ensure_ascii=True)
+    previews = _char_previews(text)
+    for before, after in itertools.pairwise(previews):
+        assert monotonic_violation(before, after) is None
+    for preview in previews:
+        for s in _strings(preview):
+            assert "\\" not in s or s.endswith('"q\\')  # only the real escaped backslash
+            assert not any("\ud800" <= ch <= "\udfff" for ch in s)
+            assert "\ufffd" not in s
+    assert previews[-1] == {"e": 'a😀b\u00e9\n"q\\'}
+
+
+def test_keys_appear_only_with_a_value_of_their_final_type() -> None:
+    text = '{"path": "a.txt", "lines": [1, 2], "opts": {"x": false}, "n": 7}'
+    expected = json.loads(text)
+    for preview in _char_previews(text):
+        if preview is None:
+            continue
+        for key, value in preview.items():
+            assert type(value) is type(expected[key]), (key, value)
+
+
+@pytest.mark.parametrize(
+    ("text", "preview"),
+    [
+        ('{"a": "hel', {"a": "hel"}),
+        ('{"a": [1, {"b": ', {"a": [1, {}]}),
+        ('{"ke', {}),
+        ('{"key": ', {}),
+        ('{"a": 12', {}),
+        ("{'a': 'it'", {"a": "it"}),
+        ('{"a": "x\\u00', {"a": "x"}),
+        ('```json\n{"a": [', {"a": []}),
+    ],
+)
+def test_preview_of_a_cut_text(text: str, preview: Any) -> None:
+    for chunks in ([text], list(text)):
+        assembler = ArgumentAssembler()
+        for chunk in chunks:
+            assembler.feed(chunk)
+        assert assembler.preview() == preview
+
+
+def test_preview_follows_the_value_being_read_when_values_are_concatenated() -> None:
+    assembler = ArgumentAssembler()
+    assembler.feed('{}{"city": "Par')
+    assert assembler.preview() == {"city": "Par"}
