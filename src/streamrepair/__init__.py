@@ -21,8 +21,10 @@ from .errors import (
     TooLargeError,
     UnrepairableError,
 )
+from .notes import append_repair_notes
 from .oneshot import REPAIR_MAX_SIZE, repair
 from .results import Repair, Repaired, RepairKind, Status
+from .schema_rules import ArgumentRepair, RepairNote, SchemaIssue, SchemaRule, repair_arguments
 
 __version__ = "0.1.0"
 
@@ -32,16 +34,22 @@ __all__ = [
     "MAX_TOKEN_CHARS",
     "REPAIR_MAX_SIZE",
     "ArgumentAssembler",
+    "ArgumentRepair",
     "AssemblerFinishedError",
     "ConcatenatedValuesError",
     "Repair",
     "RepairKind",
+    "RepairNote",
     "Repaired",
+    "SchemaIssue",
+    "SchemaRule",
     "Status",
     "StreamRepairError",
     "TooDeepError",
     "TooLargeError",
     "UnrepairableError",
     "__version__",
+    "append_repair_notes",
     "repair",
+    "repair_arguments",
 ]
