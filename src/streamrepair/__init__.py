@@ -21,10 +21,29 @@ from .errors import (
     TooLargeError,
     UnrepairableError,
 )
+from .events import (
+    Done,
+    ReasoningDelta,
+    RefusalDelta,
+    RejectReason,
+    StopReason,
+    StreamEvent,
+    StreamFailed,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallRejected,
+    ToolCallStarted,
+    normalize_stop_reason,
+)
 from .notes import append_repair_notes
 from .oneshot import REPAIR_MAX_SIZE, repair
+from .providers import ChunkNormalizer, Provider
 from .results import Repair, Repaired, RepairKind, Status
 from .schema_rules import ArgumentRepair, RepairNote, SchemaIssue, SchemaRule, repair_arguments
+from .sse import SSEDecoder, SSEError, SSEEvent, SSELimitError
+from .stream import StreamClosedError, ToolCallStream, aiter_events, iter_events, load_recording
+from .tracker import CallPhase, ToolCallTracker
 
 __version__ = "0.1.0"
 
@@ -36,20 +55,46 @@ __all__ = [
     "ArgumentAssembler",
     "ArgumentRepair",
     "AssemblerFinishedError",
+    "CallPhase",
+    "ChunkNormalizer",
     "ConcatenatedValuesError",
+    "Done",
+    "Provider",
+    "ReasoningDelta",
+    "RefusalDelta",
+    "RejectReason",
     "Repair",
     "RepairKind",
     "RepairNote",
     "Repaired",
+    "SSEDecoder",
+    "SSEError",
+    "SSEEvent",
+    "SSELimitError",
     "SchemaIssue",
     "SchemaRule",
     "Status",
+    "StopReason",
+    "StreamClosedError",
+    "StreamEvent",
+    "StreamFailed",
     "StreamRepairError",
+    "TextDelta",
     "TooDeepError",
     "TooLargeError",
+    "ToolCallDelta",
+    "ToolCallReady",
+    "ToolCallRejected",
+    "ToolCallStarted",
+    "ToolCallStream",
+    "ToolCallTracker",
     "UnrepairableError",
     "__version__",
+    "aiter_events",
     "append_repair_notes",
+    "iter_events",
+    "load_recording",
+    "normalize_stop_reason",
     "repair",
     "repair_arguments",
 ]

@@ -15,7 +15,10 @@ from collections.abc import Sequence
 
 __all__ = ["build_parser", "main"]
 
-_SUBCOMMAND_MODULES: tuple[str, ...] = ("streamrepair.cli_repair",)
+_SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "streamrepair.cli_repair",
+    "streamrepair.cli_replay",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,348 @@
+"""``streamrepair replay``: replay a recorded stream and show what the library makes of it.
+
+On a terminal (and with ``rich`` installed, the ``cli`` extra) the view is live: the
+reasoning, the text, each tool call's arguments growing and its status, then a summary
+table of ready and rejected calls with their repairs. Elsewhere the output is plain text.
+``--json`` prints every event as one JSON line instead (the golden-file format).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator
+from importlib import resources
+from typing import Any, TextIO
+
+from .events import (
+    Done,
+    ReasoningDelta,
+    RefusalDelta,
+    StreamEvent,
+    StreamFailed,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallRejected,
+    ToolCallStarted,
+)
+from .providers import Provider
+from .stream import ToolCallStream, load_recording
+
+__all__ = ["DEMO", "EXIT_NOT_READY", "EXIT_OK", "register"]
+
+#: The replay ran (with ``--strict``: and the stream ended cleanly with every call ready).
+EXIT_OK = 0
+#: With ``--strict``: a call was rejected or the stream did not end cleanly.
+EXIT_NOT_READY = 1
+#: The bundled demo: DeepSeek thinking, a call needing repairs, a call cut at max_tokens.
+DEMO = "demo.sse"
+#: Live-view pace (events per second) when ``--speed`` is not given.
+_LIVE_SPEED = 60.0
+_MAX_PANEL_LINES = 14
+_FRAME_SECONDS = 1 / 24
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``replay`` subcommand."""
+    parser = subparsers.add_parser(
+        "replay",
+        help="replay a recorded LLM stream and show its tool calls",
+        description=(
+            "Replay a recorded stream (SSE, JSON lines, or a txtar with a -- streaming -- "
+            "section) through streamrepair: reasoning, text, each tool call's arguments as "
+            "they grow, and which calls are ready to run or rejected, with every repair. "
+            "With no FILE, a bundled DeepSeek demo is replayed: thinking, a call that needs "
+            "repairs, and a call cut off at max_tokens."
+        ),
+        epilog="exit status: 0 replayed (with --strict: and every call ready), 1 see --strict, "
+        "2 usage error or unreadable file",
+    )
+    parser.add_argument("file", nargs="?", metavar="FILE", help="recording ('-' for stdin)")
+    parser.add_argument("--json", action="store_true", help="print events as JSON lines")
+    parser.add_argument(
+        "--speed",
+        type=float,
+        metavar="EPS",
+        help=f"pace in events per second (0: no pacing; default {_LIVE_SPEED:g} live, 0 else)",
+    )
+    parser.add_argument(
+        "--provider",
+        choices=[p.value for p in Provider],
+        help="the wire format (default: detected from the first chunk)",
+    )
+    parser.add_argument("--tools", metavar="TOOLS.json", help="tool list to check calls against")
+    parser.add_argument("--choice", type=int, default=0, help="choice to follow when n > 1")
+    parser.add_argument("--plain", action="store_true", help="plain text even on a terminal")
+    parser.add_argument("--strict", action="store_true", help="exit 1 unless every call is ready")
+    parser.set_defaults(handler=_run)
+
+
+def _read(file: str | None) -> tuple[bytes, str]:
+    if file is None:
+        data = resources.files("streamrepair").joinpath("examples").joinpath(DEMO).read_bytes()
+        return data, f"bundled demo {DEMO}"
+    if file == "-":
+        return sys.stdin.buffer.read(), "standard input"
+    with open(file, "rb") as handle:
+        return handle.read(), file
+
+
+def _events(data: bytes, name: str, core: ToolCallStream) -> Iterator[StreamEvent]:
+    for piece in load_recording(data, name=name):
+        yield from core.feed(piece)
+    if core.done is None:
+        yield from core.finish()
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.speed is not None and args.speed < 0:
+        print("streamrepair replay: --speed must be >= 0", file=sys.stderr)
+        return 2
+    try:
+        data, source = _read(args.file)
+        tools = None
+        if args.tools:
+            with open(args.tools, encoding="utf-8") as handle:
+                tools = json.load(handle)
+        core = ToolCallStream(provider=args.provider, tools=tools, choice=args.choice)
+    except (OSError, ValueError) as exc:
+        print(f"streamrepair replay: {exc}", file=sys.stderr)
+        return 2
+    events = _events(data, args.file or DEMO, core)
+    out = sys.stdout
+    if args.json:
+        _json_lines(events, out, args.speed or 0.0)
+    elif not args.plain and out.isatty() and _has_rich():
+        _live(events, source, args.speed if args.speed is not None else _LIVE_SPEED)
+    else:
+        _plain(events, source, out, args.speed or 0.0)
+    if args.strict:
+        done = core.done
+        rejected = any(phase.value != "ready" for _, _, phase in core.calls)
+        if done is None or not done.stop_reason.clean or rejected:
+            return EXIT_NOT_READY
+    return EXIT_OK
+
+
+def _has_rich() -> bool:
+    try:
+        import rich  # noqa: F401
+    except ImportError:  # pragma: no cover - rich is in the test environment
+        return False
+    return True
+
+
+def _pace(speed: float) -> None:
+    if speed > 0:
+        time.sleep(1 / speed)
+
+
+def _json_lines(events: Iterator[StreamEvent], out: TextIO, speed: float) -> None:
+    for event in events:
+        out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+        out.flush()
+        _pace(speed)
+
+
+# -- the state both views show ------------------------------------------------------------
+
+
+class _Call:
+    __slots__ = ("arguments", "call_id", "detail", "name", "notes", "preview", "raw", "repairs")
+
+    def __init__(self, call_id: str, name: str) -> None:
+        self.call_id = call_id
+        self.name = name
+        self.raw: list[str] = []
+        self.preview: Any = None
+        self.detail = ""  # "" while streaming
+        self.repairs: list[str] = []
+        self.notes: list[str] = []
+        self.arguments: Any = None
+
+
+class _View:
+    def __init__(self) -> None:
+        self.reasoning: list[str] = []
+        self.text: list[str] = []
+        self.calls: dict[str, _Call] = {}
+        self.outcomes: list[ToolCallReady | ToolCallRejected] = []
+        self.errors: list[str] = []
+        self.done: Done | None = None
+
+    def apply(self, event: StreamEvent) -> None:
+        if isinstance(event, ReasoningDelta):
+            self.reasoning.append(event.text)
+        elif isinstance(event, TextDelta | RefusalDelta):
+            self.text.append(event.text)
+        elif isinstance(event, ToolCallStarted):
+            self.calls[event.call_id] = _Call(event.call_id, event.name)
+        elif isinstance(event, ToolCallDelta):
+            call = self.calls.get(event.call_id)
+            if call is not None:
+                call.raw.append(event.text)
+                call.preview = event.preview
+        elif isinstance(event, ToolCallReady | ToolCallRejected):
+            self.outcomes.append(event)
+            origin = event.origin_id if isinstance(event, ToolCallReady) else event.call_id
+            call = self.calls.get(origin)
+            if call is not None and isinstance(event, ToolCallRejected):
+                call.detail = f"rejected: {event.reason.value}"
+            elif call is not None and not call.detail:
+                call.detail = "ready"
+        elif isinstance(event, StreamFailed):
+            self.errors.append(event.message)
+        elif isinstance(event, Done):
+            self.done = event
+
+
+def _repair_lines(event: ToolCallReady) -> list[str]:
+    lines = [f"{r.kind.value} at {r.offset}: {r.description}" for r in event.repairs]
+    for note in event.schema_repairs:
+        rule = getattr(getattr(note, "rule", None), "value", "schema")
+        where = getattr(note, "location", "")
+        before, after = getattr(note, "before", ""), getattr(note, "after", "")
+        lines.append(f"{rule} at {where}: {before} -> {after}")
+    return lines
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _done_line(done: Done) -> str:
+    line = f"done: stop reason {done.stop_reason.value}"
+    if done.raw_stop_reason and done.raw_stop_reason != done.stop_reason.value:
+        line += f" (provider said {done.raw_stop_reason!r})"
+    if done.tool_calls_missing:
+        line += "; the stop reason says tool calls, but none arrived"
+    if done.usage:
+        line += f"; usage {_json(done.usage)}"
+    return line
+
+
+# -- plain text ---------------------------------------------------------------------------
+
+
+def _plain(events: Iterator[StreamEvent], source: str, out: TextIO, speed: float) -> None:
+    view = _View()
+    out.write(f"replaying {source}\n")
+    for event in events:
+        view.apply(event)
+        if isinstance(event, ToolCallStarted):
+            out.write(f"tool call started: {event.name} ({event.call_id})\n")
+        elif isinstance(event, StreamFailed):
+            out.write(f"stream failed: {event.message}\n")
+        _pace(speed)
+    if view.reasoning:
+        out.write("reasoning: " + "".join(view.reasoning) + "\n")
+    if view.text:
+        out.write("text: " + "".join(view.text) + "\n")
+    for outcome in view.outcomes:
+        if isinstance(outcome, ToolCallReady):
+            out.write(f"READY    {outcome.name} ({outcome.call_id})\n")
+            out.write(f"         arguments: {_json(outcome.arguments)}\n")
+            for line in _repair_lines(outcome):
+                out.write(f"         repair: {line}\n")
+            for note in outcome.notes:
+                out.write(f"         note: {note}\n")
+        else:
+            out.write(f"REJECTED {outcome.name} ({outcome.call_id}) {outcome.reason.value}\n")
+            out.write(f"         {outcome.detail}\n")
+            out.write(f"         raw: {outcome.raw[:200]!r}\n")
+    if view.done is not None:
+        out.write(_done_line(view.done) + "\n")
+    out.flush()
+
+
+# -- live view (rich) ---------------------------------------------------------------------
+
+
+def _tail(text: str, lines: int = _MAX_PANEL_LINES) -> str:
+    parts = text.splitlines() or [""]
+    return "\n".join(parts[-lines:])
+
+
+def _render(view: _View, source: str) -> Any:
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.syntax import Syntax
+    from rich.text import Text
+
+    parts: list[Any] = [Text(f"replaying {source}", style="bold")]
+    body: Any
+    if view.reasoning:
+        body = Text(_tail("".join(view.reasoning), 6), style="italic dim")
+        parts.append(Panel(body, title="reasoning", title_align="left", border_style="dim"))
+    if view.text:
+        parts.append(Panel(Text(_tail("".join(view.text), 6)), title="text", title_align="left"))
+    for call in view.calls.values():
+        status = call.detail or "streaming..."
+        style = "green" if status == "ready" else "red" if "rejected" in status else "yellow"
+        if call.detail.startswith("rejected"):
+            # The raw text, not the preview: a preview closes what the model left open.
+            body = Text(_tail("".join(call.raw)), style="red")
+        elif call.preview is not None:
+            shown = json.dumps(call.preview, ensure_ascii=False, indent=2)
+            body = Syntax(_tail(shown), "json", word_wrap=True, theme="ansi_dark")
+        else:
+            body = Text(_tail("".join(call.raw)))
+        title = f"{call.name} [dim]{call.call_id}[/dim] - [{style}]{status}[/{style}]"
+        parts.append(Panel(body, title=title, title_align="left", border_style=style))
+    for message in view.errors:
+        parts.append(Text(f"stream failed: {message}", style="bold red"))
+    return Group(*parts)
+
+
+def _summary(view: _View) -> Any:
+    from rich.table import Table
+
+    table = Table(title="tool calls", show_lines=True)
+    for column in ("call", "tool", "status", "repairs / reason", "arguments / detail"):
+        table.add_column(column, overflow="fold")
+    for outcome in view.outcomes:
+        if isinstance(outcome, ToolCallReady):
+            notes = "".join(f"\nnote: {n}" for n in outcome.notes)
+            table.add_row(
+                outcome.call_id,
+                outcome.name,
+                "[green]ready[/green]",
+                "\n".join(_repair_lines(outcome)) or "-",
+                _json(outcome.arguments) + notes,
+            )
+        else:
+            table.add_row(
+                outcome.call_id,
+                outcome.name,
+                "[red]rejected[/red]",
+                outcome.reason.value,
+                outcome.detail,
+            )
+    return table
+
+
+def _live(events: Iterator[StreamEvent], source: str, speed: float) -> None:
+    from rich.console import Console
+    from rich.live import Live
+
+    console = Console()
+    view = _View()
+    last = 0.0
+    with Live(_render(view, source), console=console, auto_refresh=False) as live:
+        for event in events:
+            view.apply(event)
+            now = time.monotonic()
+            if not isinstance(event, ToolCallDelta | TextDelta | ReasoningDelta) or (
+                now - last >= _FRAME_SECONDS
+            ):
+                live.update(_render(view, source), refresh=True)
+                last = now
+            _pace(speed)
+        live.update(_render(view, source), refresh=True)
+    if view.outcomes:
+        console.print(_summary(view))
+    if view.done is not None:
+        console.print(_done_line(view.done))

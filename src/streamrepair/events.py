@@ -1,0 +1,384 @@
+"""What a stream of tool calls turns into: the events handed to the caller.
+
+Every event is a small frozen, slotted, keyword-only dataclass under :class:`StreamEvent`,
+validated in its constructor. For one stream the order is:
+
+* :class:`ReasoningDelta`, :class:`TextDelta` and :class:`RefusalDelta` as text arrives;
+* for each tool call: one :class:`ToolCallStarted` once its name is known, then a
+  :class:`ToolCallDelta` per piece of argument text (with the assembler's preview);
+* :class:`StreamFailed` when the provider reports an error mid-stream (or the bytes
+  cannot be read);
+* at the end, once: a :class:`ToolCallReady` or :class:`ToolCallRejected` for every call,
+  then :class:`Done`.
+
+A call is only ever :class:`ToolCallReady` after the stream ended cleanly and its
+arguments were finished without inventing structure (see ``docs/streams.md``).
+``event.to_dict()`` gives a JSON-ready dict (``streamrepair replay --json`` prints these).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, ClassVar
+
+from .results import Repair
+
+__all__ = [
+    "Done",
+    "ReasoningDelta",
+    "RefusalDelta",
+    "RejectReason",
+    "StopReason",
+    "StreamEvent",
+    "StreamFailed",
+    "TextDelta",
+    "ToolCallDelta",
+    "ToolCallReady",
+    "ToolCallRejected",
+    "normalize_stop_reason",
+]
+
+
+class StopReason(enum.Enum):
+    """A provider's stop reason, normalized.
+
+    ``STOP``, ``TOOL_CALLS`` and ``LENGTH`` are clean ends (:attr:`clean`): the provider
+    finished the response (``LENGTH``: at the output limit, so complete calls are still
+    ready, "degrade, don't kill the turn"). The others leave no call ready.
+    """
+
+    #: ``stop``, ``end_turn``, ``stop_sequence``, ``STOP``, ``end``, Responses ``completed``.
+    STOP = "stop"
+    #: ``tool_calls``, ``tool_use``, ``TOOL_CALL``, ``function_call``.
+    TOOL_CALLS = "tool_calls"
+    #: ``length``, ``max_tokens``, ``max_output_tokens``, ``MAX_TOKENS``,
+    #: ``incomplete:max_output_tokens``.
+    LENGTH = "length"
+    #: ``content_filter``, ``refusal``, ``SAFETY``, ``RECITATION``, ...
+    CONTENT_FILTER = "content_filter"
+    #: Any other reason, known or not, that does not say the response is finished:
+    #: ``insufficient_system_resource``, ``model_context_window_exceeded``,
+    #: ``pause_turn``, ``incomplete:*``, unrecognized values.
+    INCOMPLETE = "incomplete"
+    #: The provider reported an error (mid-stream error, ``response.failed``, ``error``).
+    ERROR = "error"
+    #: The stream ended without any stop reason.
+    MISSING = "missing"
+    #: The consumer stopped reading before the end (see ``ToolCallStream.abort``).
+    ABORTED = "aborted"
+
+    @property
+    def clean(self) -> bool:
+        """True when the provider said it finished the response."""
+        return self in _CLEAN
+
+
+_CLEAN = frozenset({StopReason.STOP, StopReason.TOOL_CALLS, StopReason.LENGTH})
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "stop": StopReason.STOP,
+    "end_turn": StopReason.STOP,
+    "stop_sequence": StopReason.STOP,
+    "end": StopReason.STOP,
+    "completed": StopReason.STOP,
+    "complete": StopReason.STOP,
+    "finish": StopReason.STOP,
+    "eos": StopReason.STOP,
+    "tool_calls": StopReason.TOOL_CALLS,
+    "tool_use": StopReason.TOOL_CALLS,
+    "tool_call": StopReason.TOOL_CALLS,
+    "function_call": StopReason.TOOL_CALLS,
+    "length": StopReason.LENGTH,
+    "max_tokens": StopReason.LENGTH,
+    "max_output_tokens": StopReason.LENGTH,
+    "model_length": StopReason.LENGTH,
+    "content_filter": StopReason.CONTENT_FILTER,
+    "refusal": StopReason.CONTENT_FILTER,
+    "safety": StopReason.CONTENT_FILTER,
+    "recitation": StopReason.CONTENT_FILTER,
+    "blocklist": StopReason.CONTENT_FILTER,
+    "prohibited_content": StopReason.CONTENT_FILTER,
+    "spii": StopReason.CONTENT_FILTER,
+    "error": StopReason.ERROR,
+    "failed": StopReason.ERROR,
+}
+
+
+def normalize_stop_reason(raw: str | None) -> StopReason:
+    """Map a provider's stop reason to a :class:`StopReason`.
+
+    Case and surrounding space are ignored; an ``incomplete:`` prefix (the Responses API's
+    ``incomplete_details.reason``, as DeepSeek-TUI spells it) is read as the reason it
+    prefixes, except that it never maps to a clean stop other than ``LENGTH``. ``None``
+    or an empty string is ``MISSING``; anything unrecognized is ``INCOMPLETE``, the safe
+    answer (no call becomes ready on a reason nobody understands).
+    """
+    if raw is None:
+        return StopReason.MISSING
+    text = raw.strip().lower()
+    if not text:
+        return StopReason.MISSING
+    prefixed = text.startswith("incomplete:")
+    if prefixed:
+        text = text[len("incomplete:") :].strip()
+    reason = _STOP_REASONS.get(text, StopReason.INCOMPLETE)
+    if prefixed and reason in (StopReason.STOP, StopReason.TOOL_CALLS):
+        return StopReason.INCOMPLETE
+    return reason
+
+
+class RejectReason(enum.Enum):
+    """Why a tool call was not handed out as ready."""
+
+    #: Its arguments were still incomplete when the stream ended (truncation, whatever
+    #: stop reason the provider reported), or its block was never closed.
+    CUT_OFF = "cut_off"
+    #: Its arguments cannot be read without guessing (the assembler's error says where).
+    UNREPAIRABLE = "unrepairable"
+    #: The stream did not end cleanly (error, content filter, incomplete stop reason, no
+    #: stop reason at all): nothing from it is ready.
+    STREAM_INCOMPLETE = "stream_incomplete"
+    #: The consumer stopped reading (cancelled) before the end.
+    ABORTED = "aborted"
+    #: The tool name is not among the ``tools`` given; ``suggestions`` has the closest.
+    UNKNOWN_TOOL = "unknown_tool"
+    #: The arguments are well formed but unusable: not a JSON object, no tool name, or
+    #: rejected by the tool's schema.
+    INVALID = "invalid"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Repair):
+        return {
+            "kind": value.kind.value,
+            "offset": value.offset,
+            "description": value.description,
+            "count": value.count,
+        }
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, tuple | list):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamEvent:
+    """Base class of every event. ``type`` names the event in :meth:`to_dict`."""
+
+    type: ClassVar[str] = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: ``{"type": ..., <field>: <value>, ...}`` with enums as their
+        values and repairs as dicts."""
+        out: dict[str, Any] = {"type": self.type}
+        for f in fields(self):
+            out[f.name] = _jsonable(getattr(self, f.name))
+        return out
+
+
+def _check_str(owner: str, **values: object) -> None:
+    for name, value in values.items():
+        if not isinstance(value, str):
+            raise TypeError(f"{owner}.{name} must be a str, not {type(value).__name__}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningDelta(StreamEvent):
+    """Reasoning ("thinking") text: DeepSeek/xAI ``reasoning_content``, Anthropic
+    ``thinking_delta``, Responses reasoning summary text."""
+
+    type: ClassVar[str] = "reasoning_delta"
+    text: str
+
+    def __post_init__(self) -> None:
+        if type(self.text) is not str:
+            _check_str("ReasoningDelta", text=self.text)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta(StreamEvent):
+    """Assistant content text."""
+
+    type: ClassVar[str] = "text_delta"
+    text: str
+
+    def __post_init__(self) -> None:
+        if type(self.text) is not str:
+            _check_str("TextDelta", text=self.text)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefusalDelta(StreamEvent):
+    """OpenAI ``refusal`` text (the model declined; it is not content)."""
+
+    type: ClassVar[str] = "refusal_delta"
+    text: str
+
+    def __post_init__(self) -> None:
+        if type(self.text) is not str:
+            _check_str("RefusalDelta", text=self.text)
+
+
+def _check_call(owner: str, call_id: str, index: int | None, name: str) -> None:
+    # Exact type checks first: this runs for every argument delta of every call.
+    if type(call_id) is str and type(name) is str and (index is None or type(index) is int):
+        return
+    _check_str(owner, call_id=call_id, name=name)
+    if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+        raise TypeError(f"{owner}.index must be an int or None")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStarted(StreamEvent):
+    """A tool call began and its name is known. ``index`` is the provider's index for it
+    (None when the provider sent none); ``call_id`` is the provider's id, or a generated
+    ``call_sr<n>`` when it sent none."""
+
+    type: ClassVar[str] = "tool_call_started"
+    call_id: str
+    index: int | None
+    name: str
+
+    def __post_init__(self) -> None:
+        _check_call("ToolCallStarted", self.call_id, self.index, self.name)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallDelta(StreamEvent):
+    """More argument text for a started call.
+
+    ``text`` is the raw delta exactly as the provider sent it; ``preview`` is the
+    assembler's best-effort value of all the text so far (for live display only: it may
+    be cut off, and it is never a reason to run anything), None when previews are off or
+    for a custom (free-text) tool. Treat ``preview`` as read-only.
+    """
+
+    type: ClassVar[str] = "tool_call_delta"
+    call_id: str
+    index: int | None
+    name: str
+    text: str
+    preview: Any = None
+
+    def __post_init__(self) -> None:
+        _check_call("ToolCallDelta", self.call_id, self.index, self.name)
+        if type(self.text) is not str:
+            _check_str("ToolCallDelta", text=self.text)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallReady(StreamEvent):
+    """A call that may be run: the stream ended cleanly and its arguments were finished
+    without inventing structure.
+
+    ``arguments`` is the value (a dict for function tools; the raw input string for
+    Responses custom tools, ``kind == "custom"``). ``repairs`` lists every syntax repair
+    the assembler made; ``schema_repairs`` every type repair made against the tool's
+    schema when ``tools`` were given (``streamrepair.schema_rules.RepairNote``);
+    ``notes`` everything else worth knowing (arguments taken from a provider's final
+    ``.done`` event, arguments sent as an object, empty arguments read as ``{}``, a call
+    split from concatenated values). ``raw`` is the argument text as
+    streamed. When one streamed call held several concatenated values, each becomes its
+    own ready call: ``call_id`` is then derived (``<id>_2``, ``<id>_3``...) and
+    ``origin_id`` is the streamed call's id; otherwise the two are equal.
+    """
+
+    type: ClassVar[str] = "tool_call_ready"
+    call_id: str
+    index: int | None
+    name: str
+    arguments: Any
+    repairs: tuple[Repair, ...] = ()
+    schema_repairs: tuple[Any, ...] = ()
+    notes: tuple[str, ...] = ()
+    raw: str = ""
+    origin_id: str = ""
+    kind: str = "function"
+
+    def __post_init__(self) -> None:
+        _check_call("ToolCallReady", self.call_id, self.index, self.name)
+        _check_str("ToolCallReady", raw=self.raw, origin_id=self.origin_id, kind=self.kind)
+        if self.kind == "function" and not isinstance(self.arguments, dict):
+            raise TypeError("ToolCallReady.arguments must be a dict for a function tool")
+        if not all(isinstance(r, Repair) for r in self.repairs):
+            raise TypeError("ToolCallReady.repairs must hold Repair objects")
+        if not self.origin_id:
+            object.__setattr__(self, "origin_id", self.call_id)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallRejected(StreamEvent):
+    """A call that must not be run, and why.
+
+    ``reason`` is a :class:`RejectReason`; ``detail`` a readable sentence (fit to be sent
+    back to the model as the tool result); ``raw`` the argument text as streamed, never
+    altered; ``suggestions`` the closest known tool names for ``UNKNOWN_TOOL``.
+    """
+
+    type: ClassVar[str] = "tool_call_rejected"
+    call_id: str
+    index: int | None
+    name: str
+    reason: RejectReason
+    detail: str
+    raw: str = ""
+    suggestions: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_call("ToolCallRejected", self.call_id, self.index, self.name)
+        _check_str("ToolCallRejected", detail=self.detail, raw=self.raw)
+        if not isinstance(self.reason, RejectReason):
+            raise TypeError("ToolCallRejected.reason must be a RejectReason")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamFailed(StreamEvent):
+    """The provider reported an error after the stream had started (HTTP 200 already
+    sent), or the stream could not be read (``code`` ``"sse"`` or ``"bad_chunk"``).
+    Nothing from the stream will be ready after it."""
+
+    type: ClassVar[str] = "stream_failed"
+    message: str
+    code: str | None = None
+    error_type: str | None = None
+    raw: Any = field(default=None, compare=True)
+
+    def __post_init__(self) -> None:
+        _check_str("StreamFailed", message=self.message)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Done(StreamEvent):
+    """The stream is over; always the last event, exactly once.
+
+    ``stop_reason`` is normalized, ``raw_stop_reason`` as the provider spelled it (None
+    when it sent none). ``usage`` is the provider's usage dict (the last one seen; for
+    Anthropic, ``message_start`` usage updated by ``message_delta``). ``messages`` is what
+    to append to the conversation, in the provider's format: one assistant message for
+    Chat Completions and Anthropic (``content`` is ``""``, never null, on a tool-only
+    turn; ``reasoning_content`` kept when the provider sent any, even ``""``), the output
+    items for the Responses API. Only ready calls are in it, with their finished
+    arguments. ``tool_calls_missing`` is true when the stop reason said tool calls but
+    none arrived. ``notes`` lists anything else worth knowing.
+    """
+
+    type: ClassVar[str] = "done"
+    stop_reason: StopReason
+    raw_stop_reason: str | None = None
+    usage: Any = None
+    messages: tuple[dict[str, Any], ...] = ()
+    tool_calls_missing: bool = False
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.stop_reason, StopReason):
+            raise TypeError("Done.stop_reason must be a StopReason")
+        if not all(isinstance(m, dict) for m in self.messages):
+            raise TypeError("Done.messages must hold dicts")

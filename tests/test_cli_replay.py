@@ -1,0 +1,152 @@
+"""``streamrepair replay``: the bundled demo, --json, plain and live views, exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from streamrepair import iter_events
+from streamrepair.cli import main
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sse"
+DEMO = resources.files("streamrepair").joinpath("examples").joinpath("demo.sse")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["replay", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.split("\n") if line]
+
+
+def test_demo_shows_thinking_a_repaired_call_and_a_cut_call(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys)
+    assert code == 0
+    assert "replaying bundled demo demo.sse" in out
+    assert "reasoning: The user wants release notes" in out
+    assert "READY    write_file (call_00_Wr1teN0tesF1le0000000001)" in out
+    assert "repair: invalid_escape at 12" in out
+    assert "repair: python_literal" in out
+    assert "REJECTED run_command (call_01_RunTheTestSu1te000000002) cut_off" in out
+    assert "done: stop reason length" in out
+
+
+def test_demo_as_json_lines_matches_the_library(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--json")
+    assert code == 0
+    expected = [e.to_dict() for e in iter_events(DEMO.read_bytes())]
+    assert json_lines(out) == json.loads(json.dumps(expected))
+    types = [e["type"] for e in json_lines(out)]
+    assert types.count("tool_call_ready") == 1
+    assert types.count("tool_call_rejected") == 1
+    assert "reasoning_delta" in types
+
+
+@pytest.mark.parametrize(
+    "name", ["unknown-tool.sse", "anthropic-thinking-tool-use.sse", "responses-function-call.sse"]
+)
+def test_json_output_matches_the_golden_file(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    path = FIXTURES / name
+    argv = ["--json", str(path)]
+    tools = path.with_name(name.split(".")[0] + ".tools.json")
+    if tools.exists():
+        argv += ["--tools", str(tools)]
+    code, out, _ = run(capsys, *argv)
+    golden = (FIXTURES / (name.split(".")[0] + ".events.jsonl")).read_text(encoding="utf-8")
+    assert code == 0
+    assert json_lines(out) == json_lines(golden)
+
+
+def test_strict_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "--strict")[0] == 1  # the demo has a cut-off call
+    assert run(capsys, "--strict", str(FIXTURES / "deepseek-thinking-tools.sse"))[0] == 0
+    assert run(capsys, "--strict", str(FIXTURES / "finish-content-filter.sse"))[0] == 1
+
+
+def test_provider_and_choice_options(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(FIXTURES / "openai-n2-choices.sse")
+    code, out, _ = run(capsys, "--provider", "openai", "--choice", "1", path)
+    assert code == 0
+    assert "READY    get_weather (call_choice1)" in out
+    code, out, _ = run(capsys, "--provider", "anthropic", path)
+    assert "done: stop reason missing" in out  # read as Anthropic, nothing makes sense
+
+
+def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    data = (FIXTURES / "mistral-no-index-finish-same-chunk.sse").read_bytes()
+    stdin = io.TextIOWrapper(io.BytesIO(data))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    code, out, _ = run(capsys, "-")
+    assert code == 0
+    assert "READY    weather (gSIMJiOkT)" in out
+
+
+def test_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, str(tmp_path / "missing.sse"))
+    assert code == 2
+    assert "missing.sse" in err
+    code, _, err = run(capsys, "--speed", "-1")
+    assert code == 2
+    assert "--speed must be >= 0" in err
+    bad = tmp_path / "tools.json"
+    bad.write_text("{not json")
+    code, _, err = run(capsys, "--tools", str(bad))
+    assert code == 2
+    nameless = tmp_path / "nameless.json"
+    nameless.write_text('[{"type": "function", "function": {}}]')
+    assert run(capsys, "--tools", str(nameless))[0] == 2
+
+
+def test_live_view_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("rich")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "120")
+    code, out, _ = run(capsys, "--speed", "0")
+    assert code == 0
+    assert "\x1b[" in out  # styled for a terminal
+    assert "tool calls" in out  # the summary table
+    assert "write_file" in out
+    assert "rejected: cut_off" in out
+    assert "done: stop reason length" in out
+
+
+def test_plain_flag_wins_over_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    code, out, _ = run(capsys, "--plain", str(FIXTURES / "finish-tool-calls-missing.sse"))
+    assert code == 0
+    assert "\x1b[" not in out
+    assert "text: I will call the tool now." in out
+    assert "the stop reason says tool calls, but none arrived" in out
+
+
+def test_plain_output_of_a_stream_failure(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, str(FIXTURES / "openai-midstream-error.sse"))
+    assert code == 0
+    assert "stream failed: The server had an error" in out
+    assert "REJECTED search (call_err00001) stream_incomplete" in out
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in FIXTURES.iterdir() if p.suffix in (".sse", ".ndjson")),
+    ids=lambda p: p.name,
+)
+def test_replay_works_on_every_fixture(capsys: pytest.CaptureFixture[str], path: Path) -> None:
+    code, out, err = run(capsys, str(path))
+    assert (code, err) == (0, "")
+    assert out.rstrip().split("\n")[-1].startswith("done: stop reason ")
