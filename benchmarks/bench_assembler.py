@@ -4,7 +4,8 @@ Streams: write-tool arguments (a long ``content`` string with quotes, backslashe
 newlines) of 1 KB, 10 KB, 100 KB and 1 MiB, and a number-heavy array, cut into 16-character
 deltas, as providers send them. Each library takes the deltas one at a time:
 
-* streamrepair: ``feed()``; with previews, also ``preview()`` after every delta;
+* streamrepair: ``feed()``; with previews, also ``preview(live=True)`` after every delta
+  (the live value, updated in place: what jsonriver yields);
 * jiter, partial-json-parser, json_repair: re-parse the accumulated buffer after every
   delta (what openai-python's and anthropic's helpers do with jiter);
 * ijson (yajl2_c push coroutine): incremental, but cannot preview strings;
@@ -99,7 +100,7 @@ def streamrepair_runner(preview: bool) -> Callable[[], Callable[[str], Any]]:
 
         def step(chunk: str) -> Any:
             assembler.feed(chunk)
-            return assembler.preview()
+            return assembler.preview(live=True)  # jsonriver's semantics: a live value
 
         return step
 

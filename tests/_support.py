@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +48,7 @@ def run(chunks: list[str], **kwargs: Any) -> Run:
         assembler.feed(chunk)
         offset += len(chunk)
         statuses[offset] = assembler.status
-        previews.append(assembler.preview())
+        previews.append(copy.deepcopy(assembler.preview()))  # previews are live
     try:
         result = assembler.finish()
     except UnrepairableError as exc:

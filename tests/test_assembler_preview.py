@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 from typing import Any
@@ -17,7 +18,7 @@ def _char_previews(text: str) -> list[Any]:
     previews = []
     for ch in text:
         assembler.feed(ch)
-        previews.append(assembler.preview())
+        previews.append(copy.deepcopy(assembler.preview()))  # previews are live
     return previews
 
 
@@ -97,3 +98,41 @@ def test_preview_follows_the_value_being_read_when_values_are_concatenated() -> 
     assembler = ArgumentAssembler()
     assembler.feed('{}{"city": "Par')
     assert assembler.preview() == {"city": "Par"}
+
+
+def test_the_preview_is_the_live_value_and_becomes_the_result() -> None:
+    assembler = ArgumentAssembler()
+    assembler.feed('{"items": [1, 2], "note": "ab')
+    live = assembler.preview(live=True)
+    assert live == {"items": [1, 2], "note": "ab"}
+    snapshot = assembler.preview()
+    assembler.feed('c", "more": ["x", "y')
+    assert assembler.preview(live=True) is live  # updated in place, nothing copied
+    assert snapshot == {"items": [1, 2], "note": "ab"}  # a snapshot never changes
+    assert live == {"items": [1, 2], "note": "abc", "more": ["x", "y"]}
+    assembler.feed('z"]}')
+    result = assembler.finish()
+    assert result.value is live
+    assert live == {"items": [1, 2], "note": "abc", "more": ["x", "yz"]}
+
+
+@pytest.mark.parametrize("live_first", [True, False])
+def test_previews_of_both_kinds_between_deltas_do_not_change_the_result(live_first: bool) -> None:
+    text = '{"a": ["p", "qr", {"s": "tu"}], "b": "v"}'
+    assembler = ArgumentAssembler()
+    for ch in text:
+        assembler.feed(ch)
+        snapshot = assembler.preview(live=live_first)
+        other = assembler.preview(live=not live_first)
+        assert snapshot == other
+    assert assembler.finish().value == json.loads(text)
+
+
+def test_snapshots_do_not_leak_caller_mutations_of_open_containers() -> None:
+    assembler = ArgumentAssembler()
+    assembler.feed('{"a": [1, 2], "b": {"c": "x')
+    snapshot = assembler.preview()
+    snapshot["injected"] = True
+    snapshot["b"]["c"] = "changed"
+    assembler.feed('yz"}}')
+    assert assembler.finish().value == {"a": [1, 2], "b": {"c": "xyz"}}

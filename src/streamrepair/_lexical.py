@@ -29,6 +29,8 @@ SCALAR = r"-?(?:0|[1-9][0-9]{0,99})(?:\.[0-9]{1,100})?(?:[eE][+-]?[0-9]{1,4})?|t
 PLAIN_STRING = r'"[^"\\\x00-\x1f\ud800-\udfff]*"'
 WHOLE_SCALAR = re.compile(f"({SCALAR})(?=[ \t\n\r,\\]}}])")
 WHOLE_STRING = re.compile(r'"([^"\\\x00-\x1f\ud800-\udfff]*)"')
+# A whole number short enough for int() and the scalar lanes.
+NUMBER_LANE = re.compile(r"-?(?:0|[1-9][0-9]{0,99})(?:\.[0-9]{1,100})?(?:[eE][+-]?[0-9]{1,4})?")
 # After a comma: one more whole member of an array or object, followed by a separator.
 ARRAY_LANE = re.compile(f",[ \t\n\r]*({SCALAR}|{PLAIN_STRING})(?=[ \t\n\r]*[,\\]}}])")
 OBJECT_LANE = re.compile(
@@ -43,6 +45,8 @@ NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 NUMBER_PREFIX = (
     r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]*)?"
 )
+# A comma, and a number cut by the end of the delta (possibly nothing of it yet).
+ARRAY_TAIL = re.compile(f",[ \t\n\r]*({NUMBER_PREFIX})")
 BARE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 UUID_PREFIX = (

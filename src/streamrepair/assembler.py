@@ -44,6 +44,7 @@ from typing import Any
 
 from ._lexical import (
     ARRAY_LANE,
+    ARRAY_TAIL,
     CONTROL_NAMES,
     DQ_RUN,
     ESCAPES,
@@ -51,6 +52,7 @@ from ._lexical import (
     HEX,
     INNER_VIABLE,
     KEPT_CONTROLS,
+    NUMBER_LANE,
     OBJECT_LANE,
     PY_LITERALS,
     RAW_SURROGATE,
@@ -157,6 +159,7 @@ class ArgumentAssembler:
         "_quote_offset",
         "_result",
         "_run_match",
+        "_slot",
         "_stack",
         "_state",
         "_str_offset",
@@ -199,6 +202,7 @@ class ArgumentAssembler:
         self._high_offset = 0
         self._quote_offset = 0
         self._held = ""  # whitespace after a single quote whose role is unknown
+        self._slot = False  # a preview put the open string's text in its container
         # tokens
         self._token = ""
         self._token_offset = 0
@@ -314,20 +318,32 @@ class ArgumentAssembler:
             return Status.UNREPAIRABLE
         if n:
             self._run(text, n)
-            self._advance(text, n)
+            if "\n" in text:
+                self._advance(text, n)
+            else:
+                self._fed += n
         return self.status
 
-    def preview(self) -> Any:
-        """A fresh best-effort value of what has arrived, for live display.
+    def preview(self, *, live: bool = False) -> Any:
+        """The value as far as it has arrived, for live display.
 
         ``None`` before any value has started. Successive previews are monotonic: a path's
         type never changes, a path never disappears, strings only grow, numbers and
         literals appear only once complete, a key appears only with a value of its final
-        type, and half escapes are never shown. The containers on the open path are fresh
-        copies; containers already closed are shared with later previews and the final
-        value, so treat previews as read-only. After :meth:`finish`, it is the finished
-        value. Cost: proportional to the width of the open containers, never to the size
-        of completed members, plus the length of an open string.
+        type, and half escapes are never shown. A top-level scalar or string shows only
+        once whole (a top-level string may be a double-encoded object). After
+        :meth:`finish`, it is the finished value.
+
+        By default the result is a fresh snapshot that later deltas never change: the
+        containers still open are copied (shallow copies, in C), containers already
+        closed are shared with later snapshots and the final value, so treat it as
+        read-only. Cost: the number of members of the open containers, plus the length
+        of an open string; never the bytes of completed members, and nothing is
+        re-parsed.
+
+        ``live=True`` returns the live value instead, updated in place by later deltas
+        (as jsonriver does): O(1) plus the open string's text, even for an open array of
+        thousands of members. It is read-only too; use ``copy.deepcopy`` to keep one.
         """
         result = self._result
         if isinstance(result, tuple):
@@ -341,8 +357,14 @@ class ArgumentAssembler:
                 if value is not self._current or state in (_END, _FENCE_CLOSE, _TAIL):
                     return value.value
             return None
-        root = stack[0]
-        top = copy = root.copy()
+        open_string = state in _IN_STRING and not self._is_key
+        if live:
+            if open_string:
+                # Show the open string's text in its slot; _emit replaces it there.
+                self._put_open_string(stack[-1], self._slot)
+                self._slot = True
+            return stack[0]
+        top = snapshot = stack[0].copy()
         for i in range(1, len(stack)):
             child = stack[i].copy()
             key = self._keys[i]
@@ -351,13 +373,18 @@ class ArgumentAssembler:
             else:
                 top[key] = child
             top = child
-        if state in _IN_STRING and not self._is_key:
-            text = self._string_so_far()
-            if isinstance(top, dict):
-                top[self._key] = text
-            else:
-                top.append(text)
-        return copy
+        if open_string:
+            self._put_open_string(top, self._slot)
+        return snapshot
+
+    def _put_open_string(self, container: Any, replace: bool) -> None:
+        text = self._string_so_far()
+        if isinstance(container, dict):
+            container[self._key] = text
+        elif replace:
+            container[-1] = text
+        else:
+            container.append(text)
 
     def finish(self) -> Repaired:
         """End the argument and return the value with every repair made.
@@ -456,11 +483,26 @@ class ArgumentAssembler:
                     top = self._stack[-1]
                     if isinstance(top, list):
                         m = ARRAY_LANE.match(text, pos, n)
-                        if m is not None:
-                            while m is not None:
-                                top.append(lane_value(m.group(1)))
-                                pos = m.end()
-                                m = ARRAY_LANE.match(text, pos, n)
+                        while m is not None:
+                            top.append(lane_value(m.group(1)))
+                            pos = m.end()
+                            m = ARRAY_LANE.match(text, pos, n)
+                        # The delta ends in a comma and (the start of) the next number:
+                        # go straight to where the character path would be.
+                        m = ARRAY_TAIL.fullmatch(text, pos, n)
+                        if m is not None and len(m.group(1)) <= 100:
+                            self._fresh = False
+                            if m.group(1):
+                                self._commas = 0
+                                self._token = m.group(1)
+                                self._token_offset = m.start(1) + self._fed
+                                self._state = _TOKEN
+                            else:
+                                self._commas = 1
+                                self._comma_offset = pos + self._fed
+                                self._state = _VALUE
+                            return
+                        if text[pos] != ",":
                             continue
                     else:
                         m = OBJECT_LANE.match(text, pos, n)
@@ -481,6 +523,40 @@ class ArgumentAssembler:
                     self._close_container()
                 else:
                     return self._fail(text, pos, "unexpected character", self._after_expected())
+
+            elif state == _TOKEN:
+                m = TOKEN_RUN.match(text, pos, n)
+                if m is not None and m.end() < n and self._stack:
+                    # A number cut by the last delta ends here: read it directly.
+                    token = self._token + m.group()
+                    if NUMBER_LANE.fullmatch(token) is not None:
+                        self._token = ""
+                        pos = m.end()
+                        self._emit(scalar(token))
+                        continue
+                if m is not None:
+                    start_len = len(self._token)
+                    self._token += m.group()
+                    # Both checks look at the whole token, so the first failing character
+                    # is found whatever the chunking; the earlier failure is reported.
+                    bad = len(self._token)
+                    if not self._viable(self._token):
+                        bad = self._first_unviable(start_len)
+                    if bad > MAX_TOKEN_CHARS:
+                        return self._fail(
+                            text,
+                            pos + MAX_TOKEN_CHARS - start_len,
+                            f"number or word longer than {MAX_TOKEN_CHARS} characters",
+                        )
+                    if bad < len(self._token):
+                        return self._fail(
+                            text, pos + bad - start_len, "not a JSON value", self._token_expected()
+                        )
+                    pos = m.end()
+                    if pos >= n:
+                        return
+                if not self._end_token(text, pos):
+                    return
 
             elif state == _VALUE:
                 stack = self._stack
@@ -577,32 +653,6 @@ class ArgumentAssembler:
                     pos += 1
                 else:
                     return self._fail(text, pos, "missing ':' after key", "':'")
-
-            elif state == _TOKEN:
-                m = TOKEN_RUN.match(text, pos, n)
-                if m is not None:
-                    start_len = len(self._token)
-                    self._token += m.group()
-                    # Both checks look at the whole token, so the first failing character
-                    # is found whatever the chunking; the earlier failure is reported.
-                    bad = len(self._token)
-                    if not self._viable(self._token):
-                        bad = self._first_unviable(start_len)
-                    if bad > MAX_TOKEN_CHARS:
-                        return self._fail(
-                            text,
-                            pos + MAX_TOKEN_CHARS - start_len,
-                            f"number or word longer than {MAX_TOKEN_CHARS} characters",
-                        )
-                    if bad < len(self._token):
-                        return self._fail(
-                            text, pos + bad - start_len, "not a JSON value", self._token_expected()
-                        )
-                    pos = m.end()
-                    if pos >= n:
-                        return
-                if not self._end_token(text, pos):
-                    return
 
             elif state == _ESCAPE:
                 self._escape(c, pos + self._fed)
@@ -758,8 +808,11 @@ class ArgumentAssembler:
         if isinstance(top, dict):
             top[self._key] = value
             self._key = None
+        elif self._slot:
+            top[-1] = value  # the open string a preview showed
         else:
             top.append(value)
+        self._slot = False
         self._state = _AFTER
 
     def _drop_commas(self) -> None:
