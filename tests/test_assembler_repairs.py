@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from _support import assert_same_everywhere
+from _support import assert_same_everywhere, run
 from streamrepair import ConcatenatedValuesError, RepairKind, UnrepairableError, repair
 
 # (input, expected value, expected repair kinds in order, structure_synthesized)
@@ -151,3 +151,23 @@ def test_distinct_concatenated_values_are_never_merged() -> None:
     assert "2 distinct" in str(info.value)
     assert isinstance(info.value, UnrepairableError)
     assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"s": [1.5, -20, 3e5, 0, 123456789, -0.25, 7, True, None, "x", ""]},
+        {"a": 1, "b": -2.5, "c": "d", "e": False, "f": [10, 20], "g": {"h": 300}},
+        [[1, 2], [3, [4, 5]], {"k": [6]}],
+    ],
+)
+def test_well_formed_members_at_every_split(value: object) -> None:
+    # The regex lanes read whole members inside one delta and finish numbers cut by a
+    # delta boundary; every two-way and three-way split must read like the whole text.
+    text = json.dumps(value)
+    for i in range(len(text) + 1):
+        for j in range(i, len(text) + 1, 3):
+            outcome = run([text[:i], text[i:j], text[j:]])
+            assert outcome.result is not None
+            assert outcome.result.value == value, (i, j)
+            assert outcome.result.repairs == ()
