@@ -38,11 +38,13 @@ from .events import (
 )
 from .notes import append_repair_notes
 from .oneshot import REPAIR_MAX_SIZE, repair
+from .profiles import Profile, ProfileRepair, apply_profiles, select_profiles
 from .providers import ChunkNormalizer, Provider
 from .results import Repair, Repaired, RepairKind, Status
 from .schema_rules import ArgumentRepair, RepairNote, SchemaIssue, SchemaRule, repair_arguments
 from .sse import SSEDecoder, SSEError, SSEEvent, SSELimitError
 from .stream import StreamClosedError, ToolCallStream, aiter_events, iter_events, load_recording
+from .telemetry import OTelMetrics, TelemetryLog, TelemetryRecord
 from .tracker import CallPhase, ToolCallTracker
 
 __version__ = "0.1.0"
@@ -59,6 +61,9 @@ __all__ = [
     "ChunkNormalizer",
     "ConcatenatedValuesError",
     "Done",
+    "OTelMetrics",
+    "Profile",
+    "ProfileRepair",
     "Provider",
     "ReasoningDelta",
     "RefusalDelta",
@@ -79,6 +84,8 @@ __all__ = [
     "StreamEvent",
     "StreamFailed",
     "StreamRepairError",
+    "TelemetryLog",
+    "TelemetryRecord",
     "TextDelta",
     "TooDeepError",
     "TooLargeError",
@@ -92,9 +99,11 @@ __all__ = [
     "__version__",
     "aiter_events",
     "append_repair_notes",
+    "apply_profiles",
     "iter_events",
     "load_recording",
     "normalize_stop_reason",
     "repair",
     "repair_arguments",
+    "select_profiles",
 ]

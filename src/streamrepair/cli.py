@@ -18,6 +18,7 @@ __all__ = ["build_parser", "main"]
 _SUBCOMMAND_MODULES: tuple[str, ...] = (
     "streamrepair.cli_repair",
     "streamrepair.cli_replay",
+    "streamrepair.cli_integrations",
 )
 
 

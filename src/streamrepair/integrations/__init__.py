@@ -1,0 +1,51 @@
+"""Harness integrations: hooks, plugins and helpers that put the repair rules in front of
+the tools of Claude Code, DeepSeek Harness, OpenCode and Hermes.
+
+* :func:`inspect_call` (in :mod:`.calls`) is the one decision every adapter makes:
+  pass, rewrite with repaired arguments, or reject with feedback.
+* :func:`claude_code_hook` / :func:`deepseek_harness_hook` answer a command hook's
+  payload (``streamrepair hook claude-code|deepseek-harness``).
+* :class:`OpenCodeHelper` is the long-lived process behind the OpenCode plugin
+  (``streamrepair serve opencode``; the plugin file comes from :func:`plugin_source`).
+* :class:`HermesRepairs` carries repairs from dispatch to the tool result in a
+  Hermes-shaped harness.
+* :mod:`.install` writes the settings entries and the plugin file
+  (``streamrepair install``).
+"""
+
+from __future__ import annotations
+
+from .builtin_schemas import (
+    CLAUDE_CODE_ALIASES,
+    CLAUDE_CODE_SCHEMAS,
+    OPENCODE_ALIASES,
+    OPENCODE_SCHEMAS,
+)
+from .calls import CallVerdict, Decision, inspect_call, load_schemas, resolve_model
+from .claude_code import claude_code_hook
+from .deepseek_harness import deepseek_harness_hook
+from .hermes import HermesRepairs
+from .hooks import Bridge, HookAnswer, HookSettings, Permission, parse_payload
+from .opencode import OpenCodeHelper, plugin_source
+
+__all__ = [
+    "CLAUDE_CODE_ALIASES",
+    "CLAUDE_CODE_SCHEMAS",
+    "OPENCODE_ALIASES",
+    "OPENCODE_SCHEMAS",
+    "Bridge",
+    "CallVerdict",
+    "Decision",
+    "HermesRepairs",
+    "HookAnswer",
+    "HookSettings",
+    "OpenCodeHelper",
+    "Permission",
+    "claude_code_hook",
+    "deepseek_harness_hook",
+    "inspect_call",
+    "load_schemas",
+    "parse_payload",
+    "plugin_source",
+    "resolve_model",
+]

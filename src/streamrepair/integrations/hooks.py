@@ -1,0 +1,171 @@
+"""What the command hooks share: their settings, their answer, and payload parsing.
+
+A hook is a process the harness starts per tool call with a JSON payload on stdin; it
+answers with one JSON line on stdout and exit status 0. The adapters
+(:mod:`~streamrepair.integrations.claude_code`,
+:mod:`~streamrepair.integrations.deepseek_harness`) are pure functions from a parsed
+payload and :class:`HookSettings` to a :class:`HookAnswer`; reading stdin within a time
+bound and printing are the command line's job (``streamrepair hook``).
+
+Whatever arrives, a hook must not break the session: a payload it cannot read (empty,
+not UTF-8, not JSON, too large, a JSON array, ``null``, a string, a number) gives
+:func:`pass_through`, which lets the call proceed untouched, with one line on stderr.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ..profiles import Profile, select_profiles
+from ..telemetry import TelemetryRecord
+from .calls import CallVerdict, resolve_model
+
+__all__ = [
+    "MAX_PAYLOAD_BYTES",
+    "PASS_THROUGH",
+    "Bridge",
+    "HookAnswer",
+    "HookSettings",
+    "Permission",
+    "parse_payload",
+    "pass_through",
+]
+
+#: Largest payload a hook reads (a ``Write`` of a large file arrives whole).
+MAX_PAYLOAD_BYTES: Final = 32 * 2**20
+#: The answer that lets a call proceed unchanged: an empty JSON object.
+PASS_THROUGH: Final = "{}"
+
+
+class Permission(enum.Enum):
+    """Which permission decision a Claude Code hook attaches to repaired input.
+
+    Claude Code's ``"allow"`` also skips the permission prompt, so a repair hook that
+    always allowed would run commands the user was meant to confirm. ``AUTO`` allows only
+    where Claude Code would not have asked anyway and asks (showing the repaired input)
+    elsewhere; ``ALLOW`` and ``ASK`` force one answer.
+    """
+
+    AUTO = "auto"
+    ALLOW = "allow"
+    ASK = "ask"
+
+
+class Bridge(enum.Enum):
+    """Which DeepSeek Harness bridge runs the hook. Under ``CODEX`` the payload's
+    ``tool_input`` is only ``{"command": ...}``; ``AUTO`` assumes that when
+    ``tool_input`` holds exactly that key."""
+
+    AUTO = "auto"
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookSettings:
+    """How a hook decides. ``schemas`` (tool name -> parameter schema, from
+    ``--schemas``) take precedence over the built-in ones; ``builtin_schemas=False``
+    ignores the built-ins. ``profiles`` is a :func:`~streamrepair.profiles.select_profiles`
+    spec (default off); ``model`` names the model when the payload does not;
+    ``environ`` is where the model and other defaults are looked up."""
+
+    schemas: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    builtin_schemas: bool = True
+    profiles: str | None = None
+    model: str | None = None
+    permission: Permission = Permission.AUTO
+    bridge: Bridge = Bridge.AUTO
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    def model_for(self, payload: Mapping[str, Any]) -> str:
+        """The model name for this payload (see :func:`~.calls.resolve_model`)."""
+        return resolve_model(payload.get("model"), self.model, self.environ)
+
+    def profiles_for(self, model: str) -> tuple[Profile, ...]:
+        """The profiles enabled for ``model``; an unknown profile name enables none."""
+        try:
+            return select_profiles(self.profiles, model)
+        except ValueError:
+            return ()
+
+    def schema_for(
+        self,
+        tool: str,
+        builtin: Mapping[str, Mapping[str, Any]],
+        aliases: Mapping[str, Mapping[str, Sequence[str]]],
+    ) -> tuple[Mapping[str, Any] | None, Mapping[str, Sequence[str]] | None]:
+        """The schema and aliases for ``tool``: the user's schema, else the built-in one
+        (when enabled), else ``(None, None)``."""
+        if tool in self.schemas:
+            return self.schemas[tool], aliases.get(tool) if self.builtin_schemas else None
+        if self.builtin_schemas and tool in builtin:
+            return builtin[tool], aliases.get(tool)
+        return None, None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookAnswer:
+    """What a hook prints (``stdout``: one JSON line, or ``""`` for nothing), the lines
+    it writes to stderr, its exit status, and the telemetry record of the call (if any)."""
+
+    stdout: str
+    stderr: tuple[str, ...] = ()
+    exit_code: int = 0
+    record: TelemetryRecord | None = None
+
+
+def pass_through(reason: str, *, stdout: str = PASS_THROUGH) -> HookAnswer:
+    """Let the call proceed untouched, saying why on stderr."""
+    return HookAnswer(stdout=stdout, stderr=(f"streamrepair: {reason}; passed through",))
+
+
+def parse_payload(data: bytes) -> tuple[Any, str]:
+    """``(payload, "")`` for any JSON value, or ``(None, problem)`` when ``data`` is
+    empty, too large (over :data:`MAX_PAYLOAD_BYTES`), not UTF-8 or not JSON."""
+    if len(data) > MAX_PAYLOAD_BYTES:
+        return None, f"hook input is larger than {MAX_PAYLOAD_BYTES} bytes"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None, "hook input is not UTF-8"
+    if not text.strip():
+        return None, "hook input is empty"
+    try:
+        return json.loads(text), ""
+    except (ValueError, RecursionError):
+        return None, "hook input is not JSON"
+
+
+def dumps_line(value: Any) -> str:
+    """One JSON line a harness can read whatever the strings hold (ASCII escapes, so a
+    lone surrogate from the payload cannot break the encoding of stdout)."""
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+
+
+def payload_text(payload: Mapping[str, Any], key: str) -> str:
+    """``payload[key]`` when it is a string, else ``""``."""
+    value = payload.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def call_record(
+    verdict: CallVerdict,
+    payload: Mapping[str, Any],
+    *,
+    harness: str,
+    model: str,
+    denied_repairs: bool = False,
+) -> TelemetryRecord:
+    """The telemetry record of ``verdict`` for a hook payload (its session and call id)."""
+    return verdict.record(
+        harness=harness,
+        model=model,
+        session=payload_text(payload, "session_id"),
+        call_id=payload_text(payload, "tool_use_id"),
+        denied_repairs=denied_repairs,
+    )

@@ -1,0 +1,219 @@
+"""``streamrepair install``: hook entries and the plugin file, written into temporary homes
+(never the real ~), without clobbering what is there, with a diff, idempotently."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _hook_support import cli_env, run_cli
+from streamrepair.integrations.install import (
+    HOOK_TIMEOUT_SECONDS,
+    InstallError,
+    dsh_bridge_snippet,
+    hook_command,
+    plan_hook_settings,
+    plan_opencode_plugin,
+)
+
+COMMAND = hook_command("claude-code")
+
+
+def install(home: Path, *args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    done = run_cli("install", *args, env=cli_env(home), cwd=cwd)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+def our_entries(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    return [
+        entry
+        for group in settings["hooks"][event]
+        for entry in group["hooks"]
+        if "streamrepair" in entry["command"]
+    ]
+
+
+def test_claude_code_user_install_creates_settings_then_changes_nothing(tmp_path: Path) -> None:
+    code, out, err = install(tmp_path, "claude-code")
+    assert code == 0, err
+    path = tmp_path / ".claude" / "settings.json"
+    assert out.startswith("--- /dev/null\n")  # the diff is shown
+    assert f"+++ {path}" in out
+    assert out.rstrip().endswith(f"{path}: written")
+    settings = json.loads(path.read_text())
+    for event in ("PreToolUse", "PostToolUse"):
+        (group,) = settings["hooks"][event]
+        assert group["matcher"] == "*"
+        (entry,) = group["hooks"]
+        assert entry["type"] == "command"
+        assert entry["timeout"] == HOOK_TIMEOUT_SECONDS
+        assert shlex.split(entry["command"]) == [
+            sys.executable,
+            "-m",
+            "streamrepair.cli",
+            "hook",
+            "claude-code",
+        ]
+    first = path.read_bytes()
+    code, out, _ = install(tmp_path, "claude-code")
+    assert code == 0
+    assert out == f"{path}: already up to date\n"
+    assert path.read_bytes() == first
+
+
+def test_existing_hooks_and_settings_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    existing = {
+        "model": "opus",
+        "permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}],
+        },
+    }
+    path.write_text(json.dumps(existing, indent=4))
+    code, out, _ = install(tmp_path, "claude-code")
+    assert code == 0
+    assert "+" in out
+    assert "guard.sh" in out
+    settings = json.loads(path.read_text())
+    assert settings["model"] == "opus"
+    assert settings["permissions"] == existing["permissions"]
+    assert settings["hooks"]["Stop"] == existing["hooks"]["Stop"]
+    assert settings["hooks"]["PreToolUse"][0] == existing["hooks"]["PreToolUse"][0]
+    assert len(settings["hooks"]["PreToolUse"]) == 2
+    assert len(our_entries(settings, "PostToolUse")) == 1
+
+
+def test_an_old_entry_is_updated_in_place_not_duplicated(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    old = "/old/venv/bin/python -m streamrepair.cli hook claude-code"
+    data = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "*",
+                    "hooks": [
+                        {"type": "command", "command": "other.sh"},
+                        {"type": "command", "command": old, "timeout": 5},
+                    ],
+                }
+            ]
+        }
+    }
+    path.write_text(json.dumps(data))
+    plan = plan_hook_settings(path, command=COMMAND, harness="claude-code")
+    assert plan.changed
+    diff = plan.diff()
+    assert any(line.startswith("-") and old in line for line in diff.splitlines())
+    assert any(line.startswith("+") and COMMAND in line for line in diff.splitlines())
+    plan.apply()
+    settings = json.loads(path.read_text())
+    group = settings["hooks"]["PreToolUse"][0]
+    assert group["hooks"][0] == {"type": "command", "command": "other.sh"}
+    assert group["hooks"][1] == {"type": "command", "command": COMMAND, "timeout": 5}
+    assert len(settings["hooks"]["PreToolUse"]) == 1
+    assert not plan_hook_settings(path, command=COMMAND, harness="claude-code").changed
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "is not valid JSON"),
+        ("[]", "must hold a JSON object"),
+        ('{"hooks": []}', '"hooks" in'),
+        ('{"hooks": {"PreToolUse": {}}}', '"hooks.PreToolUse"'),
+    ],
+)
+def test_settings_that_are_not_what_they_should_be_are_not_touched(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    with pytest.raises(InstallError, match=message):
+        plan_hook_settings(path, command=COMMAND, harness="claude-code")
+    code, _out, err = install(tmp_path, "claude-code")
+    assert code == 1
+    assert message in err
+    assert path.read_text() == text
+
+
+def test_project_scope_writes_the_local_settings_and_dry_run_writes_nothing(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    project.mkdir()
+    code, out, _ = install(home, "claude-code", "--project", "--dry-run", cwd=project)
+    assert code == 0
+    assert "not written (--dry-run)" in out
+    assert not (project / ".claude").exists()
+    code, out, _ = install(home, "claude-code", "--project", "--project-dir", str(project))
+    assert code == 0
+    local = project / ".claude" / "settings.local.json"
+    assert json.loads(local.read_text())["hooks"]["PreToolUse"]
+    assert not (home / ".claude").exists()
+
+
+def test_deepseek_harness_install_writes_hooks_json_and_prints_the_bridge_row(
+    tmp_path: Path,
+) -> None:
+    code, out, _ = install(tmp_path, "deepseek-harness")
+    assert code == 0
+    path = tmp_path / ".dsh" / "streamrepair" / "hooks.json"
+    settings = json.loads(path.read_text())
+    (entry,) = our_entries(settings, "PreToolUse")
+    assert entry["command"].endswith("hook deepseek-harness")
+    assert "name: '@deepseek-ai/dsh-hooks-claude-code'" in out
+    assert dsh_bridge_snippet(path) in out
+    assert install(tmp_path, "deepseek-harness")[1].startswith(f"{path}: already up to date")
+
+
+def test_opencode_install_writes_the_plugin_where_opencode_loads_it(tmp_path: Path) -> None:
+    code, _out, _ = install(tmp_path, "opencode")
+    assert code == 0
+    path = tmp_path / "config" / "opencode" / "plugins" / "streamrepair.js"  # $XDG_CONFIG_HOME
+    text = path.read_text()
+    assert json.dumps([sys.executable, "-m", "streamrepair.cli", "serve", "opencode"]) in text
+    assert install(tmp_path, "opencode")[1] == f"{path}: already up to date\n"
+
+
+def test_opencode_install_refuses_to_replace_a_foreign_file(tmp_path: Path) -> None:
+    path = tmp_path / "config" / "opencode" / "plugins" / "streamrepair.js"
+    path.parent.mkdir(parents=True)
+    path.write_text("export const Mine = async () => ({})\n")
+    code, _, err = install(tmp_path, "opencode")
+    assert code == 1
+    assert "is not streamrepair's plugin" in err
+    assert path.read_text().startswith("export const Mine")
+    code, out, _ = install(tmp_path, "opencode", "--force")
+    assert code == 0
+    assert "-export const Mine" in out
+    assert "streamrepair-plugin:" in path.read_text()
+
+
+def test_opencode_project_scope(tmp_path: Path) -> None:
+    plan = plan_opencode_plugin(tmp_path / ".opencode" / "plugins", command=["py"])
+    assert plan.before is None
+    assert plan.changed
+    assert plan.apply() is True
+    assert plan.path.read_text() == plan.after
+    again = plan_opencode_plugin(tmp_path / ".opencode" / "plugins", command=["py"])
+    assert not again.changed
+    assert again.diff() == ""
+
+
+def test_file_mode_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text("{}")
+    path.chmod(0o600)
+    plan_hook_settings(path, command=COMMAND, harness="claude-code").apply()
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
