@@ -41,6 +41,7 @@ from .hooks import (
     HookAnswer,
     HookSettings,
     call_record,
+    dispatch,
     dumps_line,
     pass_through,
     payload_text,
@@ -138,12 +139,9 @@ def deepseek_harness_hook(payload: Any, settings: HookSettings | None = None) ->
     """Answer one DeepSeek Harness hook payload (any JSON value; see the module
     docstring). Never raises for bad input: what it cannot read passes through."""
     settings = settings if settings is not None else HookSettings()
-    if not isinstance(payload, dict):
-        kind = "null" if payload is None else type(payload).__name__
-        return pass_through(f"hook input is a JSON {kind}, not an object")
-    event = payload.get("hook_event_name")
-    if event in ("PostToolUse", "PostToolUseFailure"):
-        return post_tool_result(payload, settings, harness=HARNESS)
-    if event not in (None, "PreToolUse"):
-        return pass_through(f"the hook is registered for {event!r}, which it does not handle")
-    return _pre_tool_use(payload, settings)
+    return dispatch(
+        payload,
+        settings,
+        pre_tool_use=_pre_tool_use,
+        post_tool_use=lambda p, s: post_tool_result(p, s, harness=HARNESS),
+    )

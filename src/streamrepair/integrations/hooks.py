@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -32,6 +32,7 @@ __all__ = [
     "HookAnswer",
     "HookSettings",
     "Permission",
+    "dispatch",
     "parse_payload",
     "pass_through",
 ]
@@ -169,3 +170,23 @@ def call_record(
         call_id=payload_text(payload, "tool_use_id"),
         denied_repairs=denied_repairs,
     )
+
+
+def dispatch(
+    payload: Any,
+    settings: HookSettings,
+    *,
+    pre_tool_use: Callable[[Mapping[str, Any], HookSettings], HookAnswer],
+    post_tool_use: Callable[[Mapping[str, Any], HookSettings], HookAnswer],
+) -> HookAnswer:
+    """Route one hook payload (any JSON value) by its ``hook_event_name``. Never raises for
+    bad input: what it cannot read, or an event it does not handle, passes through."""
+    if not isinstance(payload, dict):
+        kind = "null" if payload is None else type(payload).__name__
+        return pass_through(f"hook input is a JSON {kind}, not an object")
+    event = payload.get("hook_event_name")
+    if event in ("PostToolUse", "PostToolUseFailure"):
+        return post_tool_use(payload, settings)
+    if event not in (None, "PreToolUse"):
+        return pass_through(f"the hook is registered for {event!r}, which it does not handle")
+    return pre_tool_use(payload, settings)
