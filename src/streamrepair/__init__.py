@@ -7,11 +7,32 @@ structure had to be invented as if the model had finished it. :func:`repair` is 
 one-shot form.
 """
 
+from .abort import (
+    DEFAULT_ABORT_TIMEOUT,
+    AbortCause,
+    AbortFence,
+    AbortFenceError,
+    AbortReport,
+    HandlerOutcome,
+    HandlerStatus,
+    Phase,
+    PhaseState,
+    run_tool_calls,
+)
 from .assembler import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_SIZE,
     MAX_TOKEN_CHARS,
     ArgumentAssembler,
+)
+from .conversation import (
+    CallStatus,
+    Conversation,
+    HistoryError,
+    ToolBatch,
+    UnansweredCallsError,
+    assistant_message,
+    tool_message,
 )
 from .errors import (
     AssemblerFinishedError,
@@ -36,6 +57,7 @@ from .events import (
     ToolCallStarted,
     normalize_stop_reason,
 )
+from .history import HistoryProblem, ProblemKind, ReasoningPolicy, check_history, prepare_messages
 from .notes import append_repair_notes
 from .oneshot import REPAIR_MAX_SIZE, repair
 from .profiles import Profile, ProfileRepair, apply_profiles, select_profiles
@@ -50,22 +72,37 @@ from .tracker import CallPhase, ToolCallTracker
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_ABORT_TIMEOUT",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_SIZE",
     "MAX_TOKEN_CHARS",
     "REPAIR_MAX_SIZE",
+    "AbortCause",
+    "AbortFence",
+    "AbortFenceError",
+    "AbortReport",
     "ArgumentAssembler",
     "ArgumentRepair",
     "AssemblerFinishedError",
     "CallPhase",
+    "CallStatus",
     "ChunkNormalizer",
     "ConcatenatedValuesError",
+    "Conversation",
     "Done",
+    "HandlerOutcome",
+    "HandlerStatus",
+    "HistoryError",
+    "HistoryProblem",
     "OTelMetrics",
+    "Phase",
+    "PhaseState",
+    "ProblemKind",
     "Profile",
     "ProfileRepair",
     "Provider",
     "ReasoningDelta",
+    "ReasoningPolicy",
     "RefusalDelta",
     "RejectReason",
     "Repair",
@@ -89,21 +126,28 @@ __all__ = [
     "TextDelta",
     "TooDeepError",
     "TooLargeError",
+    "ToolBatch",
     "ToolCallDelta",
     "ToolCallReady",
     "ToolCallRejected",
     "ToolCallStarted",
     "ToolCallStream",
     "ToolCallTracker",
+    "UnansweredCallsError",
     "UnrepairableError",
     "__version__",
     "aiter_events",
     "append_repair_notes",
     "apply_profiles",
+    "assistant_message",
+    "check_history",
     "iter_events",
     "load_recording",
     "normalize_stop_reason",
+    "prepare_messages",
     "repair",
     "repair_arguments",
+    "run_tool_calls",
     "select_profiles",
+    "tool_message",
 ]

@@ -1,0 +1,548 @@
+"""The abort fence: numbered phases, handlers that run once each (never at registration),
+concurrently and within a timeout, and abort() meaning the same as cancelling the
+consumer of aiter_events. Every async test runs on asyncio and trio."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from streamrepair import (
+    DEFAULT_ABORT_TIMEOUT,
+    AbortCause,
+    AbortFence,
+    AbortFenceError,
+    AbortReport,
+    CallPhase,
+    CallStatus,
+    Conversation,
+    HandlerStatus,
+    Phase,
+    PhaseState,
+    ReasoningPolicy,
+    RejectReason,
+    StopReason,
+    StreamEvent,
+    ToolCallReady,
+    ToolCallStream,
+    aiter_events,
+    check_history,
+    run_tool_calls,
+)
+
+pytestmark = pytest.mark.anyio
+KEEP = ReasoningPolicy.KEEP_FOR_TOOL_CALLS
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"id": "c", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def call_chunks(index: int, call_id: str, name: str, arguments: str) -> list[dict[str, Any]]:
+    head = {"index": index, "id": call_id, "function": {"name": name, "arguments": ""}}
+    return [
+        chunk({"tool_calls": [head]}),
+        chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments}}]}),
+    ]
+
+
+class StallingSource:
+    """An async chunk source that yields its chunks, then waits until it is closed."""
+
+    def __init__(self, chunks: list[dict[str, Any]]) -> None:
+        self.chunks = list(chunks)
+        self.stalled = anyio.Event()
+        self.closed = 0
+
+    def __aiter__(self) -> StallingSource:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        if self.chunks:
+            await anyio.lowlevel.checkpoint()
+            return self.chunks.pop(0)
+        self.stalled.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def aclose(self) -> None:
+        self.closed += 1
+
+
+PARTIAL = [
+    chunk({"role": "assistant", "reasoning_content": "Both."}),
+    *call_chunks(0, "call_a", "get_weather", '{"city": "Hangzhou"}'),
+    *call_chunks(1, "call_b", "get_weather", '{"city": "Suz'),
+]
+
+
+# -- phases and the fence ------------------------------------------------------------------
+
+
+async def test_phases_are_numbered_and_the_fence_covers_every_phase_up_to_it() -> None:
+    fence = AbortFence()
+    assert fence.fence is None
+    assert fence.active is None
+    assert fence.phases_started == 0
+    async with fence.phase() as first:
+        assert first.number == 1
+        assert fence.active is first
+    assert first.state is PhaseState.FINISHED
+    assert not first.aborted
+    async with fence.phase() as second:
+        async with fence.phase() as third:  # nested: a tool run inside the turn
+            assert fence.active is third
+            report = await fence.abort()
+            assert third.state is PhaseState.ABORTED
+            await anyio.sleep_forever()  # cancelled here
+        assert report.phases == (2, 3)
+        assert report.fence == 3
+        await anyio.sleep_forever()
+    assert fence.fence == 3
+    assert (first.aborted, second.aborted, third.aborted) == (True, True, True)
+    assert first.state is PhaseState.FINISHED  # it had ended; it still counts as aborted
+    assert second.state is third.state is PhaseState.ABORTED
+    assert second.report is third.report is report
+    assert fence.is_aborted(1)
+    assert fence.is_aborted(third)
+    assert not fence.is_aborted(4)
+    async with fence.phase() as fourth:  # the next turn starts clean
+        assert fourth.number == 4
+        assert not fourth.aborted
+        await anyio.sleep(0)
+    assert fourth.state is PhaseState.FINISHED
+    assert not fourth.aborted
+
+
+async def test_a_late_result_of_an_aborted_phase_is_recognised() -> None:
+    fence = AbortFence()
+    results: list[tuple[int, str]] = []
+    finish_tool = anyio.Event()
+
+    async def tool(phase_number: int) -> None:  # runs outside the phase's scope
+        await finish_tool.wait()
+        if not fence.is_aborted(phase_number):
+            results.append((phase_number, "kept"))
+
+    async with anyio.create_task_group() as group:
+        async with fence.phase() as phase:
+            group.start_soon(tool, phase.number)
+            await fence.abort()
+        async with fence.phase() as later:
+            group.start_soon(tool, later.number)
+        finish_tool.set()
+    assert results == [(2, "kept")]
+
+
+async def test_abort_with_no_active_phase_does_nothing() -> None:
+    fence = AbortFence()
+    report = await fence.abort()
+    assert report == AbortReport(fence=None, phases=(), cause=AbortCause.REQUESTED)
+    assert not report.aborted
+    async with fence.phase():
+        pass
+    assert (await fence.abort()).phases == ()
+    assert fence.fence is None
+
+
+async def test_an_error_in_a_phase_is_not_an_abort() -> None:
+    fence = AbortFence()
+    ran: list[str] = []
+    phases: list[Phase] = []
+
+    async def failing_turn() -> None:
+        async with fence.phase() as phase:
+            phases.append(phase)
+            phase.on_abort("h", lambda: ran.append("h"))
+            raise ZeroDivisionError
+
+    with pytest.raises(ZeroDivisionError):
+        await failing_turn()
+    (phase,) = phases
+    assert phase.state is PhaseState.FINISHED
+    assert not phase.aborted
+    assert fence.fence is None
+    assert ran == []
+
+
+# -- handlers ------------------------------------------------------------------------------
+
+
+class Controller:  # like the seed's AbortController
+    def __init__(self) -> None:
+        self.aborted = 0
+
+    def abort(self) -> None:
+        self.aborted += 1
+
+
+async def test_registering_a_handler_does_not_run_it_and_abort_runs_it_once() -> None:
+    fence = AbortFence()
+    controller = Controller()
+    calls: list[str] = []
+
+    async def save_state() -> None:
+        calls.append("save")
+
+    async with fence.phase() as phase:
+        phase.on_abort("network", controller.abort)  # the seed aborted the request here
+        fence.register("save-state", save_state)
+        assert controller.aborted == 0
+        assert calls == []
+        first = await fence.abort()
+        second = await fence.abort()  # Ctrl+C twice
+    assert controller.aborted == 1
+    assert calls == ["save"]
+    assert [(h.phase, h.key, h.status) for h in first.handlers] == [
+        (1, "network", HandlerStatus.COMPLETED),
+        (1, "save-state", HandlerStatus.COMPLETED),
+    ]
+    assert second.phases == ()
+    assert second.handlers == ()
+
+
+async def test_a_phase_that_ends_normally_drops_its_handlers_unrun() -> None:
+    fence = AbortFence()
+    ran: list[str] = []
+    async with fence.phase() as phase:
+        phase.on_abort("a", lambda: ran.append("a"))
+        phase.on_abort("b", lambda: ran.append("b"))
+        phase.on_abort("b", lambda: ran.append("b2"))  # same key: replaced
+        fence.unregister("a")
+    async with fence.phase():
+        report = await fence.abort()
+    assert ran == []
+    assert report.handlers == ()
+    with pytest.raises(AbortFenceError):
+        phase.on_abort("late", lambda: None)
+    with pytest.raises(AbortFenceError):
+        fence.register("none active", lambda: None)
+    async with fence.phase() as third:
+        third.on_abort("b", lambda: ran.append("b3"))
+        third.remove_abort_handler("b")
+        third.remove_abort_handler("missing")
+        fence.unregister("missing")
+        with pytest.raises(TypeError):
+            third.on_abort("x", "not callable")  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            third.on_abort(1, lambda: None)  # type: ignore[arg-type]
+        await fence.abort()
+    assert ran == []
+
+
+async def test_handlers_run_concurrently() -> None:
+    # Each waits for the other: run one after the other, they would time out.
+    fence = AbortFence()
+    first_ran, second_ran = anyio.Event(), anyio.Event()
+
+    async def first() -> None:
+        first_ran.set()
+        await second_ran.wait()
+
+    async def second() -> None:
+        second_ran.set()
+        await first_ran.wait()
+
+    async with fence.phase() as phase:
+        phase.on_abort("first", first)
+        phase.on_abort("second", second)
+        report = await fence.abort()
+    assert [h.status for h in report.handlers] == [HandlerStatus.COMPLETED] * 2
+
+
+async def test_a_failing_or_hanging_handler_cannot_block_the_abort() -> None:
+    fence = AbortFence(handler_timeout=0.05)
+    done: list[str] = []
+
+    async def hangs() -> None:
+        await anyio.sleep_forever()
+
+    def fails() -> None:
+        raise RuntimeError("boom")
+
+    async def works() -> None:
+        await anyio.sleep(0)
+        done.append("works")
+
+    async with fence.phase() as phase:
+        phase.on_abort("hangs", hangs)
+        phase.on_abort("fails", fails)
+        phase.on_abort("works", works)
+        phase.on_abort("coroutine", lambda: works())
+        report = await fence.abort()
+    assert [(h.key, h.status, h.error) for h in report.handlers] == [
+        ("hangs", HandlerStatus.TIMED_OUT, ""),
+        ("fails", HandlerStatus.FAILED, "RuntimeError: boom"),
+        ("works", HandlerStatus.COMPLETED, ""),
+        ("coroutine", HandlerStatus.COMPLETED, ""),
+    ]
+    assert done == ["works", "works"]
+    assert phase.aborted
+
+
+async def test_handlers_finish_even_if_the_caller_of_abort_is_cancelled() -> None:
+    fence = AbortFence()
+    finished: list[str] = []
+    with anyio.CancelScope() as caller:
+
+        async def slow_cleanup() -> None:
+            caller.cancel()  # the caller of abort() is cancelled while handlers run
+            await anyio.sleep(0)
+            await anyio.sleep(0)
+            finished.append("cleanup")
+
+        async with fence.phase() as phase:
+            phase.on_abort("cleanup", slow_cleanup)
+            report = await fence.abort()
+    assert finished == ["cleanup"]
+    assert report.handlers[0].status is HandlerStatus.COMPLETED
+
+
+@pytest.mark.parametrize("timeout", [0, -1, math.inf, math.nan, True, "5"])
+def test_the_handler_timeout_is_validated(timeout: Any) -> None:
+    with pytest.raises(ValueError, match="positive"):
+        AbortFence(handler_timeout=timeout)
+    assert AbortFence().handler_timeout == DEFAULT_ABORT_TIMEOUT == 5.0
+
+
+# -- abort() and cancellation mean the same thing ------------------------------------------
+
+
+class Run:
+    """What one consumer run left behind."""
+
+    def __init__(self) -> None:
+        self.phase: Phase | None = None
+        self.core = ToolCallStream()
+        self.seen: list[StreamEvent] = []
+        self.ran: list[int] = []  # phases whose abort handler ran
+
+
+async def consume(fence: AbortFence, source: StallingSource, run: Run) -> None:
+    async with fence.phase() as phase:
+        run.phase = phase
+        phase.on_abort("stop-ui", lambda: run.ran.append(phase.number))
+        async with aiter_events(source, core=run.core) as events:
+            async for event in events:
+                run.seen.append(event)
+
+
+async def stop_by_abort(fence: AbortFence, source: StallingSource, run: Run) -> None:
+    async with anyio.create_task_group() as group:
+        group.start_soon(consume, fence, source, run)
+        await source.stalled.wait()
+        await fence.abort()
+
+
+async def stop_by_cancel_scope(fence: AbortFence, source: StallingSource, run: Run) -> None:
+    with anyio.CancelScope() as outer:  # e.g. the UI's task group is torn down
+
+        async def stop_when_stalled() -> None:
+            await source.stalled.wait()
+            outer.cancel()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(stop_when_stalled)
+            await consume(fence, source, run)
+            pytest.fail("the cancellation must go on propagating")
+    assert outer.cancelled_caught
+
+
+async def stop_by_task_cancel(fence: AbortFence, source: StallingSource, run: Run) -> None:
+    task = asyncio.get_running_loop().create_task(consume(fence, source, run))
+    await source.stalled.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+@pytest.mark.parametrize(
+    ("stop", "cause"),
+    [
+        (stop_by_abort, AbortCause.REQUESTED),
+        (stop_by_cancel_scope, AbortCause.CANCELLED),
+        (stop_by_task_cancel, AbortCause.CANCELLED),
+    ],
+)
+async def test_abort_and_cancelling_the_consumer_mean_the_same_thing(
+    stop: Any, cause: AbortCause, anyio_backend: str
+) -> None:
+    if stop is stop_by_task_cancel and anyio_backend != "asyncio":
+        pytest.skip("asyncio's own Task.cancel()")
+    fence = AbortFence()
+    source = StallingSource(PARTIAL)
+    run = Run()
+    await stop(fence, source, run)
+    phase = run.phase
+    assert phase is not None
+    assert phase.report is not None
+    assert phase.report.cause is cause
+    assert phase.report.phases == (1,)
+    assert fence.fence == 1
+    assert phase.aborted
+    assert phase.state is PhaseState.ABORTED
+    assert fence.active is None
+    assert run.ran == [1]  # the handler ran, once
+    assert source.closed == 1  # the source was closed
+    done = run.core.done
+    assert done is not None
+    assert done.stop_reason is StopReason.ABORTED
+    assert [p for _, _, p in run.core.calls] == [CallPhase.REJECTED, CallPhase.REJECTED]
+    assert not any(isinstance(e, ToolCallReady) for e in run.seen)  # not even the complete one
+    assert "tool_calls" not in done.messages[0]
+    # The history records the partial turn; both calls are answered as aborted.
+    conversation = Conversation("deepseek-v4-flash")
+    conversation.add_user("weather?")
+    batch = conversation.add_response(run.seen, core=run.core)
+    assert [(c.call_id, c.reason) for c in batch.rejected] == [
+        ("call_a", RejectReason.ABORTED),
+        ("call_b", RejectReason.ABORTED),
+    ]
+    conversation.add_user("never mind")
+    assert check_history(conversation.messages(), policy=KEEP) == ()
+    async with fence.phase() as next_turn:
+        assert not next_turn.aborted
+
+
+# -- running the calls ---------------------------------------------------------------------
+
+
+def ready_conversation(*names: str) -> Conversation:
+    core = ToolCallStream()
+    chunks = [chunk({"role": "assistant", "reasoning_content": "Go."})]
+    for i, name in enumerate(names):
+        chunks += call_chunks(i, f"call_{i}", name, "{}")
+    chunks.append(chunk({}, "tool_calls"))
+    events = [e for c in chunks for e in core.feed(c)] + core.finish()
+    conversation = Conversation("deepseek-v4-flash")
+    conversation.add_user("go")
+    conversation.add_response(events)
+    return conversation
+
+
+async def test_run_tool_calls_runs_parallel_calls_and_answers_each() -> None:
+    conversation = ready_conversation("ok", "boom", "ok", "wrong")
+    both_running = [anyio.Event(), anyio.Event()]
+
+    async def runner(call: ToolCallReady) -> str:
+        if call.name == "boom":
+            raise OSError("disk full")
+        if call.name == "wrong":
+            return 42  # type: ignore[return-value]
+        index = int(call.call_id[-1]) // 2
+        both_running[index].set()
+        await both_running[1 - index].wait()  # the two "ok" calls run at the same time
+        return f"done {call.call_id}"
+
+    await run_tool_calls(conversation, runner)
+    assert conversation.pending == ()
+    tools = [m["content"] for m in conversation.messages() if m["role"] == "tool"]
+    assert tools[0] == "done call_0"
+    assert tools[1].startswith("[streamrepair: boom failed; status: failed]")
+    assert tools[1].endswith("\nOSError: disk full")
+    assert tools[2] == "done call_2"
+    assert tools[3].endswith("the tool returned int, not text")
+
+
+async def test_an_abort_while_calls_run_reports_each_call_with_its_state() -> None:
+    conversation = ready_conversation("fast", "slow", "broken")
+    fence = AbortFence()
+    slow_started = anyio.Event()
+
+    async def runner(call: ToolCallReady) -> str:
+        if call.name == "broken":
+            raise ValueError("bad")
+        if call.name == "slow":
+            slow_started.set()
+            await anyio.sleep_forever()
+        return "fast result"
+
+    async def press_stop() -> None:
+        await slow_started.wait()
+        while conversation.status("call_0") is not CallStatus.COMPLETED or (
+            conversation.status("call_2") is not CallStatus.FAILED
+        ):
+            await anyio.sleep(0)
+        await fence.abort()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(press_stop)
+        async with fence.phase() as phase:
+            await run_tool_calls(conversation, runner)
+    assert phase.aborted
+    tools = [m["content"] for m in conversation.messages() if m["role"] == "tool"]
+    assert tools[0] == "fast result"
+    assert tools[1].startswith("[streamrepair: slow was interrupted; status: interrupted]")
+    assert tools[2].startswith("[streamrepair: broken failed; status: failed]")
+
+
+async def test_calls_that_had_not_started_are_not_started() -> None:
+    conversation = ready_conversation("slow", "slow")
+    fence = AbortFence()
+    started = anyio.Event()
+
+    async def runner(call: ToolCallReady) -> str:
+        started.set()
+        await anyio.sleep_forever()
+        return ""
+
+    async with anyio.create_task_group() as group:
+
+        async def press_stop() -> None:
+            await started.wait()
+            await fence.abort()
+
+        group.start_soon(press_stop)
+        async with fence.phase():
+            await run_tool_calls(conversation, runner, max_concurrent=1)
+    statuses = sorted(
+        m["content"].split("status: ")[1].split("]")[0]
+        for m in conversation.messages()
+        if m["role"] == "tool"
+    )
+    assert statuses == ["interrupted", "not_started"]  # whichever got the slot started
+
+
+async def test_nothing_starts_in_a_phase_already_aborted() -> None:
+    conversation = ready_conversation("a", "b")
+    fence = AbortFence()
+    started: list[str] = []
+
+    async def runner(call: ToolCallReady) -> str:
+        started.append(call.call_id)
+        return "x"
+
+    async with fence.phase():
+        await fence.abort()
+        await run_tool_calls(conversation, runner)
+    assert started == []
+    assert all(
+        "status: not_started" in m["content"]
+        for m in conversation.messages()
+        if m["role"] == "tool"
+    )
+
+
+async def test_run_tool_calls_validates_its_bound() -> None:
+    conversation = ready_conversation("a")
+
+    async def runner(call: ToolCallReady) -> str:
+        return "x"
+
+    with pytest.raises(ValueError, match="at least 1"):
+        await run_tool_calls(conversation, runner, max_concurrent=0)
+    with pytest.raises(TypeError):
+        await run_tool_calls(conversation, runner, max_concurrent=True)
+    await run_tool_calls(conversation, runner)
+    await run_tool_calls(conversation, runner)  # nothing pending: nothing to do
+    assert [m["content"] for m in conversation.messages() if m["role"] == "tool"] == ["x"]
