@@ -907,3 +907,20 @@ def test_turn_loop_doc_examples_run(monkeypatch: pytest.MonkeyPatch) -> None:
     assert blocks
     for block in blocks:
         exec(compile(block, "docs/turn-loop.md", "exec"), {})
+
+
+def test_an_aborted_call_keeps_the_text_the_consumer_never_read() -> None:
+    # The consumer stops mid-stream; abort()'s rejections are never read, yet the answer
+    # and the assistant message keep what had arrived (from the core's verdicts).
+    chunks = response("Writing.", [("call_00_W", "write_file", '{"path": "a.md", "content": "ab')])
+    core = ToolCallStream(tools=TOOLS)
+    events = [e for c in chunks for e in core.feed(c)]
+    core.abort()
+    conversation = Conversation("deepseek-v4-flash")
+    conversation.add_user("write it")
+    batch = conversation.add_response(events, core=core)
+    assert batch.ready == ()
+    (rejected,) = batch.rejected
+    assert rejected.reason is RejectReason.ABORTED
+    assert rejected.raw == '{"path": "a.md", "content": "ab'
+    assert_every_call_answered(conversation.messages())

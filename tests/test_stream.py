@@ -446,3 +446,19 @@ def test_docs_streams_python_examples_run(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.chdir(root)
     for block in blocks:
         exec(compile(block, "docs/streams.md", "exec"), {})
+
+
+def test_verdicts_keep_what_an_aborted_consumer_never_saw() -> None:
+    from streamrepair import RejectReason, ToolCallRejected, ToolCallStream
+
+    core = ToolCallStream()
+    core.feed(
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1",'
+        b'"type":"function","function":{"name":"write","arguments":"{\\"path\\": \\"a"}}]}}]}\n\n'
+    )
+    assert core.verdicts == ()
+    core.abort()  # the consumer stopped; these events were never read
+    (verdict,) = core.verdicts
+    assert isinstance(verdict, ToolCallRejected)
+    assert verdict.reason is RejectReason.ABORTED
+    assert verdict.raw == '{"path": "a'

@@ -305,6 +305,16 @@ def _verdicts(
             if done is not None:
                 raise HistoryError("the events hold more than one Done: one stream at a time")
             done = event
+    if core is not None:
+        # Rejections the consumer never saw (it stopped reading and the core was aborted)
+        # keep their raw text and detail. A ready call it never saw is not taken: it was
+        # never handed out, so it is answered as aborted below and never run.
+        seen_ids = {e.call_id for e in seen}
+        seen.extend(
+            v
+            for v in core.verdicts
+            if isinstance(v, ToolCallRejected) and v.call_id not in seen_ids
+        )
     if done is None and core is not None:
         done = core.done
     if done is None:

@@ -34,7 +34,7 @@ import anyio
 
 from .assembler import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE
 from .errors import StreamRepairError
-from .events import Done, StreamEvent
+from .events import Done, StreamEvent, ToolCallReady, ToolCallRejected
 from .providers import ChunkNormalizer, Provider, UnsupportedChunkError, as_chunk
 from .sse import (
     DEFAULT_MAX_EVENT_BYTES,
@@ -127,6 +127,12 @@ class ToolCallStream:
     def calls(self) -> tuple[tuple[str, str | None, CallPhase], ...]:
         """``(call_id, name, phase)`` for every call so far, in order."""
         return self._tracker.calls
+
+    @property
+    def verdicts(self) -> tuple[ToolCallReady | ToolCallRejected, ...]:
+        """Every ready and rejected event so far, in order, including those a consumer
+        never saw because it stopped reading (a cancelled ``aiter_events``)."""
+        return self._tracker.verdicts
 
     # -- input ---------------------------------------------------------------------------
 

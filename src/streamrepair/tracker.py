@@ -215,6 +215,7 @@ class ToolCallTracker:
         self._generated = 0
         self.done: Done | None = None
         self.ignored_after_end = 0
+        self._verdicts: list[ToolCallReady | ToolCallRejected] = []
 
     # -- public --------------------------------------------------------------------------
 
@@ -222,6 +223,12 @@ class ToolCallTracker:
     def calls(self) -> tuple[tuple[str, str | None, CallPhase], ...]:
         """``(call_id, name, phase)`` of every call so far, in the order they began."""
         return tuple((c.call_id, c.name, c.phase) for c in self._calls)
+
+    @property
+    def verdicts(self) -> tuple[ToolCallReady | ToolCallRejected, ...]:
+        """Every ready and rejected event emitted so far, in order: also those a consumer
+        never saw because it stopped reading (the events :meth:`abort` returned)."""
+        return tuple(self._verdicts)
 
     def feed(self, delta: WireDelta) -> list[StreamEvent]:
         """Take one wire delta; return the events it causes. After the end (``Done``
@@ -272,14 +279,14 @@ class ToolCallTracker:
             self._fail(delta, out)
         elif isinstance(delta, WireEnd):
             self._finalize(out)
-        return out
+        return self._settled(out)
 
     def finish(self) -> list[StreamEvent]:
         """The input has ended: judge every call and emit :class:`Done` (once)."""
         out: list[StreamEvent] = []
         if self.done is None:
             self._finalize(out)
-        return out
+        return self._settled(out)
 
     def abort(self) -> list[StreamEvent]:
         """The consumer stopped reading: every call not yet judged is rejected as
@@ -287,13 +294,18 @@ class ToolCallTracker:
         out: list[StreamEvent] = []
         if self.done is None:
             self._finalize(out, aborted=True)
-        return out
+        return self._settled(out)
 
     def fail(self, error: WireError) -> list[StreamEvent]:
         """Report a stream error and end the stream: a :class:`StreamFailed`, every call
         not yet judged rejected, then :class:`Done`. No-op after the end."""
         out: list[StreamEvent] = []
         self._fail(error, out)
+        return self._settled(out)
+
+    def _settled(self, out: list[StreamEvent]) -> list[StreamEvent]:
+        """Remember the verdicts among ``out`` (see :attr:`verdicts`) and return it."""
+        self._verdicts.extend(e for e in out if isinstance(e, ToolCallReady | ToolCallRejected))
         return out
 
     def _fail(self, error: WireError, out: list[StreamEvent]) -> None:
