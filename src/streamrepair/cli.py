@@ -3,7 +3,9 @@
 Each subcommand lives in its own module that exposes ``register(subparsers) -> None``;
 the module adds one parser and sets ``handler=...`` (a callable taking the parsed
 ``argparse.Namespace`` and returning an exit code) with ``parser.set_defaults``.
-To add a subcommand, append its module name to ``_SUBCOMMAND_MODULES``.
+To add a subcommand, append its module name to ``_SUBCOMMAND_MODULES`` and map each
+command name it registers to it in ``_COMMANDS`` (running a command imports only that
+module; ``--help`` imports them all).
 """
 
 from __future__ import annotations
@@ -20,10 +22,21 @@ _SUBCOMMAND_MODULES: tuple[str, ...] = (
     "streamrepair.cli_replay",
     "streamrepair.cli_integrations",
 )
+# Which module registers each command, so that running one command imports only its
+# module: a harness hook runs once per tool call and should not pay for the stream layer.
+_COMMANDS: dict[str, str] = {
+    "repair": "streamrepair.cli_repair",
+    "replay": "streamrepair.cli_replay",
+    "hook": "streamrepair.cli_integrations",
+    "serve": "streamrepair.cli_integrations",
+    "install": "streamrepair.cli_integrations",
+    "stats": "streamrepair.cli_integrations",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser, with every subcommand registered."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser, with every subcommand registered (or only the module of
+    ``command``, when it names one)."""
     parser = argparse.ArgumentParser(
         prog="streamrepair",
         description=(
@@ -32,15 +45,18 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _SUBCOMMAND_MODULES:
+    module = _COMMANDS.get(command or "")
+    for name in (module,) if module else _SUBCOMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in arguments if not a.startswith("-")), None)
+    parser = build_parser(command)
+    args = parser.parse_args(arguments)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

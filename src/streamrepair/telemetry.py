@@ -26,10 +26,12 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from .events import StreamEvent, ToolCallReady, ToolCallRejected
 from .schema_rules import RepairNote
+
+if TYPE_CHECKING:  # the stream layer is imported only when its events are observed
+    from .events import StreamEvent
 
 __all__ = [
     "ARGUMENTS_ENV",
@@ -350,6 +352,8 @@ class TelemetryLog:
         names) or a :class:`~streamrepair.ToolCallRejected` (``rejected``, with its
         reason). Other events are ignored (``None``)."""
         label = self.model if model is None else model
+        from .events import ToolCallReady, ToolCallRejected
+
         if isinstance(event, ToolCallReady):
             rules = [r.kind.value for r in event.repairs]
             rules += [n.rule.value for n in event.schema_repairs if isinstance(n, RepairNote)]

@@ -71,6 +71,7 @@ from .messages import Block, build_messages
 from .providers import Provider
 from .results import Status
 from .schema_rules import RepairNote, repair_arguments
+from .tools import tool_schemas
 from .wire import (
     WireDelta,
     WireEnd,
@@ -110,25 +111,6 @@ class CallPhase(enum.Enum):
     STREAMING = "streaming"  # started, arguments arriving
     READY = "ready"
     REJECTED = "rejected"
-
-
-def tool_schemas(tools: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """Tool name -> JSON schema of its arguments, from an OpenAI Chat tool list
-    (``{"type": "function", "function": {"name", "parameters"}}``), a Responses tool list
-    (``{"type": "function", "name", "parameters"}``) or an Anthropic tool list
-    (``{"name", "input_schema"}``). Raises ``ValueError`` on an entry with no name."""
-    out: dict[str, Mapping[str, Any]] = {}
-    for tool in tools:
-        if not isinstance(tool, Mapping):
-            raise ValueError(f"a tool must be a mapping, not {type(tool).__name__}")
-        function = tool.get("function")
-        spec: Mapping[str, Any] = function if isinstance(function, Mapping) else tool
-        name = spec.get("name")
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"tool without a name: {tool!r:.80}")
-        schema = spec.get("parameters", spec.get("input_schema"))
-        out[name] = schema if isinstance(schema, Mapping) else {}
-    return out
 
 
 class _Call:

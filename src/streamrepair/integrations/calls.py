@@ -30,7 +30,7 @@ from ..notes import append_repair_notes
 from ..profiles import Profile, ProfileRepair, apply_profiles
 from ..schema_rules import RepairNote, SchemaIssue, repair_arguments
 from ..telemetry import Outcome, TelemetryRecord
-from ..tracker import tool_schemas
+from ..tools import tool_schemas
 
 __all__ = [
     "MAX_SCHEMA_FILE_BYTES",

@@ -1,0 +1,44 @@
+"""The command dispatcher: every command is registered by the module the map names, and a
+command imports only its own module."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from streamrepair import cli
+
+
+@pytest.mark.parametrize("module", cli._SUBCOMMAND_MODULES)
+def test_the_command_map_names_every_command_of_each_module(module: str) -> None:
+    parser = argparse.ArgumentParser()
+    subparsers = parser.add_subparsers(dest="command")
+    importlib.import_module(module).register(subparsers)
+    registered = set(subparsers.choices)
+    assert registered
+    assert registered == {name for name, owner in cli._COMMANDS.items() if owner == module}
+
+
+def test_a_hook_run_does_not_import_the_stream_layer() -> None:
+    code = (
+        "import sys\n"
+        "from streamrepair.cli import main\n"
+        "code = main(['hook', 'claude-code', '--no-telemetry'])\n"
+        "assert code == 0, code\n"
+        "loaded = [m for m in ('streamrepair.stream', 'streamrepair.tracker', 'rich', 'anyio')"
+        " if m in sys.modules]\n"
+        "print('LOADED', loaded)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input='{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}}',
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "LOADED []" in done.stdout, done.stdout + done.stderr
