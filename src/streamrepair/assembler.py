@@ -281,6 +281,11 @@ class ArgumentAssembler:
                         head = ESCAPES.get(text[0], "")
                         body = text[1:]
                     if head or state == _STRING:
+                        # A backslash cut by the end of the delta is left open, as the
+                        # character path would leave it (an odd run of trailing ones).
+                        cut = (len(body) - len(body.rstrip("\\"))) & 1
+                        if cut:
+                            body = body[:-1]
                         try:
                             decoded, end = scanstring(body + '"', 0)
                         except ValueError:
@@ -289,7 +294,7 @@ class ArgumentAssembler:
                             body.isascii() or RAW_SURROGATE.search(body) is None
                         ):
                             self._str_parts.append(head + decoded)
-                            self._state = _STRING
+                            self._state = _ESCAPE if cut else _STRING
                             self._fed += n
                             return Status.INCOMPLETE
         if self._result is not None:
