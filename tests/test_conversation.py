@@ -924,3 +924,22 @@ def test_an_aborted_call_keeps_the_text_the_consumer_never_read() -> None:
     assert rejected.reason is RejectReason.ABORTED
     assert rejected.raw == '{"path": "a.md", "content": "ab'
     assert_every_call_answered(conversation.messages())
+
+
+def test_syntax_repairs_are_noted_in_the_answer_once() -> None:
+    # A call whose argument text needed a syntax repair (Python True, a trailing comma) is
+    # ready; its answer tells the model what to send instead, once per conversation.
+    sloppy = [("call_00_S", "read_file", '{"path": "a.txt", "limit": 5,}')]
+    conversation = Conversation("deepseek-v4-flash")
+    conversation.add_user("read")
+    batch = conversation.add_response(run(response("Reading.", sloppy))[0])
+    assert [c.call_id for c in batch.ready] == ["call_00_S"]
+    conversation.answer("call_00_S", "file text")
+    answer = conversation.messages()[-1]["content"]
+    assert answer.startswith("file text\n\n[streamrepair: arguments of read_file were repaired]")
+    assert "- trailing_comma at character 28: put no comma after the last member" in answer
+    conversation.add_user("again")
+    again = [("call_00_T", "read_file", '{"path": "b.txt", "limit": 5,}')]
+    conversation.add_response(run(response("Reading.", again))[0])
+    conversation.answer("call_00_T", "more text")
+    assert conversation.messages()[-1]["content"] == "more text"

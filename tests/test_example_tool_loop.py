@@ -23,6 +23,7 @@ from streamrepair import (
     Conversation,
     PhaseState,
     ReasoningPolicy,
+    RepairKind,
     SchemaRule,
     check_history,
 )
@@ -69,10 +70,11 @@ C, D, N = (
     "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF",
 )
 SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
-NOTE = (
+NOTE = (  # the syntax repair of the argument text, then the schema rule
     "\n\n[streamrepair: arguments of get_weather were repaired]\n"
+    f"- trailing_comma at character 30: {RepairKind.TRAILING_COMMA.guidance}.\n"
     f"- parse_scalar_string at $.days: {SchemaRule.PARSE_SCALAR_STRING.guidance}.\n"
-    "Send the types the schema expects directly next time."
+    "Send plain, valid JSON of the expected types directly next time."
 )
 CUT_ANSWER = re.compile(
     r"\[streamrepair: write_file was not executed; status: not_started; reason: cut_off\]\n"

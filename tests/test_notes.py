@@ -177,3 +177,35 @@ def test_idempotent_and_prefix_preserving(
     assert once.startswith(body)
     assert append_repair_notes(once, notes, tool) == once
     assert append_repair_notes("next", notes, tool, history=[once]) == "next"
+
+
+def test_syntax_repairs_become_notes_with_guidance_and_are_deduplicated() -> None:
+    from streamrepair import RepairKind, repair
+
+    result = repair("{'path': 'a.md', 'overwrite': True,}")
+    text = append_repair_notes("ok", result.repairs, "write_file")
+    assert text.splitlines()[2:] == [
+        "[streamrepair: arguments of write_file were repaired]",
+        "- single_quotes at character 1: quote strings and keys with double quotes.",
+        "- python_literal at character 30: write true, false and null, not True, False and None.",
+        "- trailing_comma at character 34: put no comma after the last member of an object "
+        "or array.",
+        "Send plain, valid JSON of the expected types directly next time.",
+    ]
+    assert [r.kind for r in result.repairs] == [
+        RepairKind.SINGLE_QUOTES,
+        RepairKind.PYTHON_LITERAL,
+        RepairKind.TRAILING_COMMA,
+    ]
+    # a later call with the same mistakes, same tool: nothing is repeated
+    assert append_repair_notes("ok", result.repairs, "write_file", history=[text]) == "ok"
+    # another tool still hears about it
+    assert "single_quotes" in append_repair_notes("ok", result.repairs, "read", history=[text])
+
+
+def test_every_repair_kind_has_guidance() -> None:
+    from streamrepair import RepairKind
+
+    for kind in RepairKind:
+        assert kind.guidance
+        assert not kind.guidance.endswith(".")

@@ -209,8 +209,10 @@ def tool_message(
             content = output
         else:
             content = _join(_header(call.name, status), output)
-        if status is not CallStatus.NOT_STARTED and call.schema_repairs:
-            content = append_repair_notes(content, call.schema_repairs, call.name, history=history)
+        if status is not CallStatus.NOT_STARTED and (call.repairs or call.schema_repairs):
+            # syntax repairs of the argument text, then the schema rules
+            notes = (*call.repairs, *call.schema_repairs)
+            content = append_repair_notes(content, notes, call.name, history=history)
     else:
         raise TypeError("call must be a ToolCallReady or ToolCallRejected")
     return {"role": "tool", "tool_call_id": call.call_id, "content": content}

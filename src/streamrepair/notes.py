@@ -19,7 +19,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
-from streamrepair.schema_rules import RepairNote, SchemaRule
+from streamrepair.results import Repair
+from streamrepair.schema_rules import RepairNote
 
 __all__ = ["MAX_PATHS_PER_NOTE", "append_repair_notes", "repair_note_fingerprints"]
 
@@ -28,6 +29,7 @@ MAX_PATHS_PER_NOTE: Final = 5
 #: How deep message dicts are searched for text (content parts, tool_result blocks).
 _MAX_CONTENT_NESTING: Final = 4
 _FOOTER: Final = "Send the types the schema expects directly next time."
+_SYNTAX_FOOTER: Final = "Send plain, valid JSON of the expected types directly next time."
 _HEADER_RE: Final = re.compile(r"\[streamrepair: arguments (?:of (?P<tool>.*) )?were repaired\]")
 _LINE_RE: Final = re.compile(r"- (?P<rule>[a-z_]+) at ")
 
@@ -81,7 +83,7 @@ def _texts(item: Any, depth: int = 0) -> Iterator[str]:
 
 def append_repair_notes(
     result_text: str,
-    notes: Iterable[RepairNote],
+    notes: Iterable[RepairNote | Repair],
     tool_name: str | None,
     *,
     history: Iterable[str | Mapping[str, Any]] = (),
@@ -107,12 +109,23 @@ def append_repair_notes(
     for item in history:
         for text in _texts(item):
             seen.update(rule for rule, tool in repair_note_fingerprints(text) if tool == tool_key)
-    paths: dict[SchemaRule, list[str]] = {}
+    paths: dict[str, list[str]] = {}
+    guidance: dict[str, str] = {}
+    syntax = False
     for note in notes:
-        if not isinstance(note, RepairNote):
-            raise TypeError(f"notes must be RepairNote records, not {type(note).__name__}")
-        if note.rule.value not in seen:
-            paths.setdefault(note.rule, []).append(note.location)
+        if isinstance(note, RepairNote):
+            rule, location, advice = note.rule.value, note.location, note.rule.guidance
+        elif isinstance(note, Repair):
+            # a syntax repair of the argument text: where is a character offset
+            rule, location, advice = note.kind.value, f"character {note.offset}", note.kind.guidance
+            syntax = True
+        else:
+            raise TypeError(
+                f"notes must be RepairNote or Repair records, not {type(note).__name__}"
+            )
+        if rule not in seen:
+            paths.setdefault(rule, []).append(location)
+            guidance[rule] = advice
     if not paths:
         return result_text
     lines = [_header(tool_key)]
@@ -121,7 +134,7 @@ def append_repair_notes(
         shown = ", ".join(unique[:MAX_PATHS_PER_NOTE])
         if len(unique) > MAX_PATHS_PER_NOTE:
             shown += f" and {len(unique) - MAX_PATHS_PER_NOTE} more"
-        lines.append(f"- {rule.value} at {shown}: {rule.guidance}.")
-    lines.append(_FOOTER)
+        lines.append(f"- {rule} at {shown}: {guidance[rule]}.")
+    lines.append(_SYNTAX_FOOTER if syntax else _FOOTER)
     block = "\n".join(lines)
     return f"{result_text}\n\n{block}" if result_text else block

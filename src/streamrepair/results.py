@@ -73,6 +73,30 @@ class RepairKind(enum.Enum):
         """True for the repairs that invent or discard structure."""
         return self in _SYNTHESIZING
 
+    @property
+    def guidance(self) -> str:
+        """What to send instead, in words a model can act on (used in repair notes)."""
+        return _GUIDANCE[self]
+
+
+_GUIDANCE: dict[RepairKind, str] = {
+    RepairKind.TRAILING_COMMA: "put no comma after the last member of an object or array",
+    RepairKind.RAW_CONTROL_CHARACTER: "escape newlines and tabs inside strings as \\n and \\t",
+    RepairKind.CONTROL_CHARACTER_DROPPED: "put no raw control characters inside strings",
+    RepairKind.INVALID_ESCAPE: "write a literal backslash as \\\\ (C:\\\\Users)",
+    RepairKind.LONE_SURROGATE: "send whole characters, not half of a surrogate pair",
+    RepairKind.PYTHON_LITERAL: "write true, false and null, not True, False and None",
+    RepairKind.SINGLE_QUOTES: "quote strings and keys with double quotes",
+    RepairKind.BARE_WORD: "quote string values with double quotes",
+    RepairKind.CODE_FENCE: "send the arguments as bare JSON, without a markdown code fence",
+    RepairKind.DOUBLE_ENCODED: "send the arguments as a JSON object, not a string holding one",
+    RepairKind.DUPLICATE_VALUE: "send the arguments once",
+    RepairKind.EMPTY_PLACEHOLDER: "send one JSON object, without an empty {} before it",
+    RepairKind.EXCESS_CLOSER: "close each object and array exactly once",
+    RepairKind.UNCLOSED_STRING: "finish the arguments; send long content in smaller parts",
+    RepairKind.DANGLING_DROPPED: "finish the arguments; send long content in smaller parts",
+    RepairKind.MISSING_CLOSERS: "finish the arguments; send long content in smaller parts",
+}
 
 _SYNTHESIZING = frozenset(
     {
