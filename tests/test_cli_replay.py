@@ -150,3 +150,15 @@ def test_replay_works_on_every_fixture(capsys: pytest.CaptureFixture[str], path:
     code, out, err = run(capsys, str(path))
     assert (code, err) == (0, "")
     assert out.rstrip().split("\n")[-1].startswith("done: stop reason ")
+
+
+def test_plain_output_keeps_the_stream_order(capsys: pytest.CaptureFixture[str]) -> None:
+    # The demo streams reasoning, then text, then the tool calls; plain output says so.
+    code, out, _ = run(capsys, "replay", "--plain")
+    assert code == 0
+    lines = out.splitlines()
+    first = {
+        prefix: next(i for i, line in enumerate(lines) if line.startswith(prefix))
+        for prefix in ("reasoning: ", "text: ", "tool call started: ", "READY ")
+    }
+    assert first["reasoning: "] < first["text: "] < first["tool call started: "] < first["READY "]

@@ -230,17 +230,32 @@ def _done_line(done: Done) -> str:
 def _plain(events: Iterator[StreamEvent], source: str, out: TextIO, speed: float) -> None:
     view = _View()
     out.write(f"replaying {source}\n")
+    # Reasoning and text are printed a run at a time, in stream order: a run ends when
+    # the other kind, a new call or a failure is printed.
+    run: list[str] = []
+    run_kind = ""
+
+    def end_run() -> None:
+        if run:
+            out.write(f"{run_kind}: {''.join(run)}\n")
+            run.clear()
+
     for event in events:
         view.apply(event)
-        if isinstance(event, ToolCallStarted):
+        if isinstance(event, ReasoningDelta | TextDelta):
+            kind = "reasoning" if isinstance(event, ReasoningDelta) else "text"
+            if kind != run_kind:
+                end_run()
+                run_kind = kind
+            run.append(event.text)
+        elif isinstance(event, ToolCallStarted):
+            end_run()
             out.write(f"tool call started: {event.name} ({event.call_id})\n")
         elif isinstance(event, StreamFailed):
+            end_run()
             out.write(f"stream failed: {event.message}\n")
         _pace(speed)
-    if view.reasoning:
-        out.write("reasoning: " + "".join(view.reasoning) + "\n")
-    if view.text:
-        out.write("text: " + "".join(view.text) + "\n")
+    end_run()
     for outcome in view.outcomes:
         if isinstance(outcome, ToolCallReady):
             out.write(f"READY    {outcome.name} ({outcome.call_id})\n")
