@@ -154,7 +154,7 @@ def test_replay_works_on_every_fixture(capsys: pytest.CaptureFixture[str], path:
 
 def test_plain_output_keeps_the_stream_order(capsys: pytest.CaptureFixture[str]) -> None:
     # The demo streams reasoning, then text, then the tool calls; plain output says so.
-    code, out, _ = run(capsys, "replay", "--plain")
+    code, out, _ = run(capsys, "--plain")
     assert code == 0
     lines = out.splitlines()
     first = {
