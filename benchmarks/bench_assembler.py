@@ -246,6 +246,51 @@ def _best(fn: Callable[[], Any], repeats: int) -> float:
     return statistics.median(times)
 
 
+def interleaved_flatness(repeats: int) -> dict[str, float]:
+    """Median µs per delta of streamrepair (no previews) on each write size, the sizes
+    measured in turn within every repeat: a shared machine drifts over the minutes that
+    separate the table's cells, and that drift must not read as growth."""
+    streams = {label: deltas(write_arguments(size)) for label, size in SIZES.items()}
+    medians: dict[str, list[float]] = {label: [] for label in streams}
+    clock = time.perf_counter_ns
+    for _ in range(max(repeats, 5)):
+        for label, chunks in streams.items():
+            assembler = ArgumentAssembler()
+            per = []
+            for chunk in chunks:
+                t0 = clock()
+                assembler.feed(chunk)
+                per.append(clock() - t0)
+            medians[label].append(statistics.median(per) / 1000)
+    return {label: statistics.median(values) for label, values in medians.items()}
+
+
+def small_stream_vs_jiter(runs: int) -> float | None:
+    """Whole 1 KB stream: jiter re-parse time ÷ streamrepair time, medians over many runs
+    that alternate between the two (one run is a fraction of a millisecond)."""
+    if not available("jiter re-parse"):
+        return None
+    chunks = deltas(write_arguments(1024))
+    ours: list[float] = []
+    theirs: list[float] = []
+    for _ in range(runs):
+        for factory, out in ((streamrepair_runner(False), ours), (reparse_runner(_jiter), theirs)):
+            step = factory()
+            t0 = time.perf_counter()
+            for chunk in chunks:
+                step(chunk)
+            out.append(time.perf_counter() - t0)
+    return statistics.median(theirs) / statistics.median(ours)
+
+
+@dataclass
+class Extras:
+    repair_rows: list[tuple[str, float, float]]
+    preview_us: float
+    flatness: dict[str, float]
+    small_vs_jiter: float | None
+
+
 def preview_cost(repeats: int) -> float:
     """Median µs of preview() on a 1 MiB buffer whose open string is short."""
     text = write_arguments(1024 * 1024)[:-1] + ', "note": "short open'
@@ -295,15 +340,13 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
 
-    report = render(
-        results,
-        names,
-        missing,
-        repair_vs_json_loads(repeats),
-        preview_cost(repeats),
-        budget,
-        args.quick,
+    extras = Extras(
+        repair_rows=repair_vs_json_loads(repeats),
+        preview_us=preview_cost(repeats),
+        flatness={} if args.quick else interleaved_flatness(repeats),
+        small_vs_jiter=small_stream_vs_jiter(50 if args.quick else 400),
     )
+    report = render(results, names, missing, extras, budget, args.quick)
     print(report)
     if args.write_docs:
         write_docs(report, results, names)
@@ -314,8 +357,7 @@ def render(
     results: dict[str, dict[str, Cell]],
     names: list[str],
     missing: list[str],
-    repair_rows: list[tuple[str, float, float]],
-    preview_us: float,
+    extras: Extras,
     budget: float,
     quick: bool,
 ) -> str:
@@ -365,18 +407,34 @@ def render(
     )
     lines += [
         "",
-        f"Per-delta cost, {last} ÷ {first} (median µs/delta): {flat:.2f}x without previews, "
-        f"{flat_p:.2f}x with a preview after every delta.",
+        f"Per-delta cost from the table's cells, {last} ÷ {first} (median µs/delta): "
+        f"{flat:.2f}x without previews, {flat_p:.2f}x with a preview after every delta "
+        "(cells minutes apart: machine drift included).",
+    ]
+    if extras.flatness:
+        sizes = ", ".join(f"{label} {us:.2f}" for label, us in extras.flatness.items())
+        values = list(extras.flatness.values())
+        lines.append(
+            f"Per-delta cost measured interleaved (median µs/delta, no previews): {sizes}; "
+            f"largest ÷ smallest size: {values[-1] / values[0]:.2f}x."
+        )
+    if extras.small_vs_jiter is not None:
+        lines.append(
+            "Whole 1 KB stream, runs alternating with jiter re-parse: jiter takes "
+            f"{extras.small_vs_jiter:.2f}x as long as streamrepair (median of runs)."
+        )
+    lines += [
         "",
         "repair() on valid input ÷ json.loads (median of repeats):",
         "",
         "| document | ratio | repair() ms |",
         "|---|---|---|",
     ]
-    lines += [f"| {label} | {ratio:.2f}x | {ms:.2f} |" for label, ratio, ms in repair_rows]
+    lines += [f"| {label} | {ratio:.2f}x | {ms:.2f} |" for label, ratio, ms in extras.repair_rows]
     lines += [
         "",
-        f"preview() on a 1 MiB buffer whose open string is short: {preview_us:.1f} µs (median).",
+        f"preview() on a 1 MiB buffer whose open string is short: {extras.preview_us:.1f} µs "
+        "(median).",
     ]
     if missing:
         lines += [

@@ -283,9 +283,11 @@ class ArgumentAssembler:
                     if head or state == _STRING:
                         # A backslash cut by the end of the delta is left open, as the
                         # character path would leave it (an odd run of trailing ones).
-                        cut = (len(body) - len(body.rstrip("\\"))) & 1
-                        if cut:
-                            body = body[:-1]
+                        cut = 0
+                        if body[-1:] == "\\":
+                            cut = (len(body) - len(body.rstrip("\\"))) & 1
+                            if cut:
+                                body = body[:-1]
                         try:
                             decoded, end = scanstring(body + '"', 0)
                         except ValueError:
@@ -327,6 +329,8 @@ class ArgumentAssembler:
                 self._advance(text, n)
             else:
                 self._fed += n
+        if self._stack and self._state != _ERROR:
+            return Status.INCOMPLETE  # inside a container: what status would say, sooner
         return self.status
 
     def preview(self, *, live: bool = False) -> Any:
@@ -489,7 +493,8 @@ class ArgumentAssembler:
                     if isinstance(top, list):
                         m = ARRAY_LANE.match(text, pos, n)
                         while m is not None:
-                            top.append(lane_value(m.group(1)))
+                            token = m.group(1)
+                            top.append(token[1:-1] if token[0] == '"' else scalar(token))
                             pos = m.end()
                             m = ARRAY_LANE.match(text, pos, n)
                         # The delta ends in a comma and (the start of) the next number:
