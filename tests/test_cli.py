@@ -42,3 +42,31 @@ def test_a_hook_run_does_not_import_the_stream_layer() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "LOADED []" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_closed_pipe_ends_the_command_quietly() -> None:
+    # `streamrepair replay --json | head -1`: the reader leaves after one line.
+    reader = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.readline()"], stdin=subprocess.PIPE
+    )
+    # replay the demo until the pipe breaks: more output than the pipe's buffer holds
+    script = (
+        "import sys\n"
+        "from streamrepair.cli import main\n"
+        "for _ in range(2000):\n"
+        "    code = main(['replay', '--json'])\n"
+        "    if code:\n"
+        "        sys.exit(code)\n"
+    )
+    assert reader.stdin is not None
+    writer = subprocess.run(
+        [sys.executable, "-c", script],
+        stdout=reader.stdin,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+    )
+    reader.stdin.close()
+    reader.wait(timeout=30)
+    assert "Traceback" not in writer.stderr, writer.stderr
+    assert writer.returncode == cli.EXIT_BROKEN_PIPE

@@ -11,11 +11,16 @@ module; ``--help`` imports them all).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
-__all__ = ["build_parser", "main"]
+__all__ = ["EXIT_BROKEN_PIPE", "build_parser", "main"]
+
+#: Exit status when standard output was closed by its reader (128 + SIGPIPE).
+EXIT_BROKEN_PIPE = 141
 
 _SUBCOMMAND_MODULES: tuple[str, ...] = (
     "streamrepair.cli_repair",
@@ -61,7 +66,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help(sys.stderr)
         return 2
-    code: int = handler(args)
+    try:
+        code: int = handler(args)
+    except BrokenPipeError:
+        # The reader went away (`streamrepair replay | head`): stop quietly, as Unix
+        # tools do, and keep Python from complaining again when it flushes at exit.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     return code
 
 
