@@ -171,3 +171,20 @@ def test_well_formed_members_at_every_split(value: object) -> None:
             assert outcome.result is not None
             assert outcome.result.value == value, (i, j)
             assert outcome.result.repairs == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the surrogate is the last of many nodes: the value walk gives up, the scan finds it
+        json.dumps([*range(2000), "x\ud800y"]),
+        json.dumps({"a": "ascii", "b": "caf\u00e9 \ud83d"}),  # a non-ASCII string
+        '{"a": "ok", "b": ["\\ud83d", "\\ude00"]}',  # escaped halves in separate strings
+    ],
+)
+def test_repair_of_valid_json_still_replaces_lone_surrogates(text: str) -> None:
+    result = repair(text)
+    assert result.repairs
+    assert {r.kind for r in result.repairs} == {RepairKind.LONE_SURROGATE}
+    json.dumps(result.value, ensure_ascii=False).encode("utf-8")  # writable as UTF-8
+    assert result == assert_same_everywhere(text).result

@@ -48,7 +48,7 @@ def repair(text: str, *, max_size: int = REPAIR_MAX_SIZE) -> Repaired:
         except (ValueError, RecursionError):
             pass
         else:
-            if not _has_surrogates(text):
+            if not _holds_surrogates(value, text):
                 return Repaired(value=value, structure_synthesized=False)
     assembler = ArgumentAssembler(max_size=max(len(text), DEFAULT_MAX_SIZE))
     assembler.feed(text)
@@ -66,6 +66,35 @@ def repair(text: str, *, max_size: int = REPAIR_MAX_SIZE) -> Repaired:
     if too_large and result.repairs:
         raise _too_large(text, max_size)
     return result
+
+
+#: The walk may visit one node of the decoded value per this many characters of text;
+#: past that budget scanning the text is cheaper (a string-heavy write has a handful of
+#: nodes, a list of numbers thousands).
+_CHARS_PER_NODE = 512
+
+
+def _holds_surrogates(value: Any, text: str) -> bool:
+    """Whether json.loads' ``value`` holds a surrogate code point: a lone surrogate, which
+    the machine replaces (escaped pairs are already joined). An all-ASCII string answers
+    in O(1), so a long write costs nothing; a non-ASCII string, or more nodes than
+    scanning ``text`` would cost, hands over to the scan of the text."""
+    budget = len(text) // _CHARS_PER_NODE + 16
+    pending = [value]
+    while pending:
+        budget -= 1
+        if budget < 0:
+            return _has_surrogates(text)
+        item = pending.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                return _has_surrogates(text)
+        elif isinstance(item, dict):
+            pending.extend(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
 
 
 def _has_surrogates(text: str) -> bool:
