@@ -188,3 +188,14 @@ def test_repair_of_valid_json_still_replaces_lone_surrogates(text: str) -> None:
     assert {r.kind for r in result.repairs} == {RepairKind.LONE_SURROGATE}
     json.dumps(result.value, ensure_ascii=False).encode("utf-8")  # writable as UTF-8
     assert result == assert_same_everywhere(text).result
+
+
+def test_the_code_fence_repair_points_at_the_opening_fence() -> None:
+    text = '  ```json\n{"a": "x"}\n```'
+    for chunks in ([text], list(text)):
+        outcome = run(chunks)
+        assert outcome.result is not None
+        (fence,) = outcome.result.repairs
+        assert fence.kind is RepairKind.CODE_FENCE
+        assert text[fence.offset : fence.offset + 3] == "```"
+        assert fence.offset == 2

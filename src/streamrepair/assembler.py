@@ -145,6 +145,7 @@ class ArgumentAssembler:
         "_fed",
         "_fence",
         "_fence_info",
+        "_fence_offset",
         "_fresh",
         "_held",
         "_hex",
@@ -209,6 +210,7 @@ class ArgumentAssembler:
         # code fence: 0 none, >0 backticks of the opening fence
         self._fence = 0
         self._fence_info = 0
+        self._fence_offset = 0  # where the opening fence began
         # top-level values
         self._values: list[ValueRecord] = []
         self._current: ValueRecord | None = None
@@ -257,9 +259,11 @@ class ArgumentAssembler:
         where. Feeding an UNREPAIRABLE assembler raises that error again; feeding one that
         has been finished raises :class:`~streamrepair.AssemblerFinishedError`.
         """
-        # Fast path for the most common delta: plain characters inside an open string (the
-        # body of a long write). Exactly the first step of _run's string state; such text
-        # holds no newline, and the status inside a string is always INCOMPLETE.
+        # Fast path for the most common delta: text inside an open string (the body of a
+        # long write), plain or with simple escapes. It reads exactly what _run's string
+        # state would, and gives up on anything else (a closing quote, a control character,
+        # a \u escape, an invalid escape). Such text holds no raw newline, and the status
+        # inside a string is always INCOMPLETE.
         state = self._state
         if (state in (_STRING, _ESCAPE)) and self._pending_high is None:
             n = len(text) if type(text) is str else 0
@@ -574,7 +578,7 @@ class ArgumentAssembler:
                     if c == "`" and not self._values and not self._fence:
                         self._state = _FENCE_OPEN
                         self._fence = 1
-                        self._str_offset = pos + self._fed
+                        self._fence_offset = pos + self._fed
                         pos += 1
                         continue
                     if c in "{[\"'" or c in TOKEN_START:
@@ -755,7 +759,7 @@ class ArgumentAssembler:
         """A top-level value begins at ``offset`` (the first, or a concatenated one)."""
         value = ValueRecord(offset)
         if self._fence and not self._values:
-            value.note(RepairKind.CODE_FENCE, self._str_offset, "stripped a markdown code fence")
+            value.note(RepairKind.CODE_FENCE, self._fence_offset, "stripped a markdown code fence")
         self._values.append(value)
         self._current = value
         self._commas = 0

@@ -40,7 +40,8 @@ def repair(text: str, *, max_size: int = REPAIR_MAX_SIZE) -> Repaired:
     if not isinstance(text, str):
         raise TypeError(f"repair() takes str, not {type(text).__name__}")
     # Fast path for valid JSON: json.loads gives exactly what the machine would for a
-    # container without surrogate escapes (the differential tests hold the two equal).
+    # container whose value holds no lone surrogate (the machine replaces those; the
+    # differential tests hold the two paths equal).
     # Top-level strings may be double-encoded and go to the machine.
     if text[:1] in _OPENERS or text.lstrip()[:1] in _OPENERS:
         try:
