@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from streamrepair import CallPhase, ToolCallStream
+from streamrepair import CallProgress, ToolCallStream
 
 FRAGMENT = 6  # characters of argument text per chunk (DeepSeek sends even smaller ones)
 TOOL: Any = {
@@ -107,7 +107,7 @@ def run_streamrepair_sse(events: list[bytes], previews: bool = True) -> tuple[fl
     total, per = timed([partial(core.feed, e) for e in events])
     t = time.perf_counter()
     core.finish()
-    assert core.calls[0][2] is CallPhase.READY, core.calls
+    assert core.calls[0][2] is CallProgress.READY, core.calls
     return total + time.perf_counter() - t, per
 
 
@@ -116,7 +116,7 @@ def run_streamrepair_chunks(dicts: list[dict[str, Any]]) -> tuple[float, list[fl
     total, per = timed([partial(core.feed, c) for c in dicts])
     t = time.perf_counter()
     core.finish()
-    assert core.calls[0][2] is CallPhase.READY, core.calls
+    assert core.calls[0][2] is CallProgress.READY, core.calls
     return total + time.perf_counter() - t, per
 
 

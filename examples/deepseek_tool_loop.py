@@ -38,7 +38,7 @@ from streamrepair import (
     AbortFence,
     Conversation,
     Done,
-    Phase,
+    FencePhase,
     ReasoningDelta,
     ReasoningPolicy,
     StreamEvent,
@@ -122,7 +122,7 @@ async def run_user_turn(
     workspace: Workspace,
     on_event: EventHook | None = None,
     on_abort: Callable[[], object] | None = None,
-) -> Phase:
+) -> FencePhase:
     """One user turn: request, stream, run the calls, repeat until the model answers.
 
     The turn is one phase of ``fence``: ``await fence.abort()`` from another task (a
@@ -393,7 +393,7 @@ class FakeDeepSeek:
 @dataclass
 class DemoResult:
     conversation: Conversation
-    phases: list[Phase]
+    phases: list[FencePhase]
     workspace: Workspace
     stopped: list[int]  # phases whose abort handler ran
 
@@ -410,7 +410,7 @@ async def demo(
     fence = AbortFence()
     workspace = Workspace()
     stopped: list[int] = []
-    phases: list[Phase] = []
+    phases: list[FencePhase] = []
     stop_pressed = anyio.Event()
 
     async def show(event: StreamEvent) -> None:

@@ -18,14 +18,14 @@ from streamrepair import (
     AbortFence,
     AbortFenceError,
     AbortReport,
-    CallPhase,
-    CallStatus,
+    CallProgress,
     Conversation,
+    FencePhase,
+    FencePhaseState,
     HandlerStatus,
-    Phase,
-    PhaseState,
     ReasoningPolicy,
     RejectReason,
+    RunState,
     StopReason,
     StreamEvent,
     ToolCallReady,
@@ -97,21 +97,21 @@ async def test_phases_are_numbered_and_the_fence_covers_every_phase_up_to_it() -
     async with fence.phase() as first:
         assert first.number == 1
         assert fence.active is first
-    assert first.state is PhaseState.FINISHED
+    assert first.state is FencePhaseState.FINISHED
     assert not first.aborted
     async with fence.phase() as second:
         async with fence.phase() as third:  # nested: a tool run inside the turn
             assert fence.active is third
             report = await fence.abort()
-            assert third.state is PhaseState.ABORTED
+            assert third.state is FencePhaseState.ABORTED
             await anyio.sleep_forever()  # cancelled here
         assert report.phases == (2, 3)
         assert report.fence == 3
         await anyio.sleep_forever()
     assert fence.fence == 3
     assert (first.aborted, second.aborted, third.aborted) == (True, True, True)
-    assert first.state is PhaseState.FINISHED  # it had ended; it still counts as aborted
-    assert second.state is third.state is PhaseState.ABORTED
+    assert first.state is FencePhaseState.FINISHED  # it had ended; it still counts as aborted
+    assert second.state is third.state is FencePhaseState.ABORTED
     assert second.report is third.report is report
     assert fence.is_aborted(1)
     assert fence.is_aborted(third)
@@ -120,7 +120,7 @@ async def test_phases_are_numbered_and_the_fence_covers_every_phase_up_to_it() -
         assert fourth.number == 4
         assert not fourth.aborted
         await anyio.sleep(0)
-    assert fourth.state is PhaseState.FINISHED
+    assert fourth.state is FencePhaseState.FINISHED
     assert not fourth.aborted
 
 
@@ -158,7 +158,7 @@ async def test_abort_with_no_active_phase_does_nothing() -> None:
 async def test_an_error_in_a_phase_is_not_an_abort() -> None:
     fence = AbortFence()
     ran: list[str] = []
-    phases: list[Phase] = []
+    phases: list[FencePhase] = []
 
     async def failing_turn() -> None:
         async with fence.phase() as phase:
@@ -169,7 +169,7 @@ async def test_an_error_in_a_phase_is_not_an_abort() -> None:
     with pytest.raises(ZeroDivisionError):
         await failing_turn()
     (phase,) = phases
-    assert phase.state is PhaseState.FINISHED
+    assert phase.state is FencePhaseState.FINISHED
     assert not phase.aborted
     assert fence.fence is None
     assert ran == []
@@ -322,7 +322,7 @@ class Run:
     """What one consumer run left behind."""
 
     def __init__(self) -> None:
-        self.phase: Phase | None = None
+        self.phase: FencePhase | None = None
         self.core = ToolCallStream()
         self.seen: list[StreamEvent] = []
         self.ran: list[int] = []  # phases whose abort handler ran
@@ -390,14 +390,14 @@ async def test_abort_and_cancelling_the_consumer_mean_the_same_thing(
     assert phase.report.phases == (1,)
     assert fence.fence == 1
     assert phase.aborted
-    assert phase.state is PhaseState.ABORTED
+    assert phase.state is FencePhaseState.ABORTED
     assert fence.active is None
     assert run.ran == [1]  # the handler ran, once
     assert source.closed == 1  # the source was closed
     done = run.core.done
     assert done is not None
     assert done.stop_reason is StopReason.ABORTED
-    assert [p for _, _, p in run.core.calls] == [CallPhase.REJECTED, CallPhase.REJECTED]
+    assert [p for _, _, p in run.core.calls] == [CallProgress.REJECTED, CallProgress.REJECTED]
     assert not any(isinstance(e, ToolCallReady) for e in run.seen)  # not even the complete one
     assert "tool_calls" not in done.messages[0]
     # The history records the partial turn; both calls are answered as aborted.
@@ -469,8 +469,8 @@ async def test_an_abort_while_calls_run_reports_each_call_with_its_state() -> No
 
     async def press_stop() -> None:
         await slow_started.wait()
-        while conversation.status("call_0") is not CallStatus.COMPLETED or (
-            conversation.status("call_2") is not CallStatus.FAILED
+        while conversation.status("call_0") is not RunState.COMPLETED or (
+            conversation.status("call_2") is not RunState.FAILED
         ):
             await anyio.sleep(0)
         await fence.abort()

@@ -16,13 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamrepair import (
-    CallStatus,
     Conversation,
     Done,
     HistoryError,
     ProblemKind,
     ReasoningPolicy,
     RejectReason,
+    RunState,
     SchemaRule,
     StopReason,
     StreamEvent,
@@ -556,7 +556,7 @@ def test_a_call_that_never_ran_carries_no_note_and_the_lesson_waits() -> None:
     conversation.add_user("go")
     conversation.add_response(run(PARALLEL)[0])
     conversation.start("call_00_A")
-    assert conversation.status("call_00_A") is CallStatus.RUNNING
+    assert conversation.status("call_00_A") is RunState.RUNNING
     assert conversation.cancel_pending() == ("call_00_A", "call_01_B")
     assert conversation.cancel_pending() == ()
     sent = conversation.messages()
@@ -573,7 +573,7 @@ def test_a_call_that_never_ran_carries_no_note_and_the_lesson_waits() -> None:
     conversation.add_user("again")
     conversation.add_response(run(PARALLEL)[0])
     conversation.answer("call_00_A", "a")
-    conversation.answer("call_01_B", "b", status=CallStatus.FAILED)
+    conversation.answer("call_01_B", "b", status=RunState.FAILED)
     last = conversation.messages()[-1]["content"]
     assert last == (
         "[streamrepair: get_weather failed; status: failed]\n"
@@ -591,7 +591,7 @@ def test_a_cut_off_call_is_answered_with_guidance_and_not_started() -> None:
     (cut,) = batch.rejected
     assert cut.reason is RejectReason.CUT_OFF
     assert cut.raw == '{"path": "report.md", "content": "# Report\\n\\nHangzhou'  # as streamed
-    assert conversation.status("call_01_D") is CallStatus.NOT_STARTED
+    assert conversation.status("call_01_D") is RunState.NOT_STARTED
     assert [c.call_id for c in conversation.pending] == ["call_00_C"]
     assert batch.message["tool_calls"][1] == {
         "id": "call_01_D",
@@ -762,7 +762,7 @@ def test_bad_input_gives_clear_errors_and_changes_nothing() -> None:
     with pytest.raises(HistoryError):
         conversation.answer("call_nope", "x")
     with pytest.raises(ValueError, match="not an answer"):
-        conversation.answer("call_00_A", "x", status=CallStatus.RUNNING)
+        conversation.answer("call_00_A", "x", status=RunState.RUNNING)
     with pytest.raises(TypeError):
         conversation.answer("call_00_A", {"x": 1})  # type: ignore[arg-type]
     conversation.answer("call_00_A", "a")
@@ -798,7 +798,7 @@ def test_plain_functions_for_harnesses_with_their_own_list() -> None:
     with pytest.raises(ValueError, match="not_started"):
         tool_message(verdicts[1], "output")
     with pytest.raises(ValueError, match="not_started"):
-        tool_message(verdicts[1], status=CallStatus.COMPLETED)
+        tool_message(verdicts[1], status=RunState.COMPLETED)
     with pytest.raises(TypeError):
         tool_message(done, "x")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
@@ -807,7 +807,7 @@ def test_plain_functions_for_harnesses_with_their_own_list() -> None:
     noted = tool_message(ready, "out")
     assert noted["content"] == "out\n\n" + note("get_weather", "$.days")
     assert tool_message(ready, "out", history=[noted])["content"] == "out"
-    assert tool_message(ready, "", status=CallStatus.NOT_STARTED)["content"] == (
+    assert tool_message(ready, "", status=RunState.NOT_STARTED)["content"] == (
         "[streamrepair: get_weather was not executed; status: not_started]"
     )
     with pytest.raises(HistoryError):

@@ -21,7 +21,7 @@ import pytest
 from streamrepair import (
     AbortFence,
     Conversation,
-    PhaseState,
+    FencePhaseState,
     ReasoningPolicy,
     RepairKind,
     SchemaRule,
@@ -178,9 +178,9 @@ async def test_the_example_loop_sends_exactly_what_the_policy_says(
         assert check_history(body["messages"], policy=rule) == ()
     # The turns: finished, stopped by the user (handler run once), finished.
     assert [p.state for p in result.phases] == [
-        PhaseState.FINISHED,
-        PhaseState.ABORTED,
-        PhaseState.FINISHED,
+        FencePhaseState.FINISHED,
+        FencePhaseState.ABORTED,
+        FencePhaseState.FINISHED,
     ]
     assert [p.number for p in result.phases] == [1, 2, 3]
     assert result.stopped == [2]

@@ -15,8 +15,8 @@ import pytest
 from streamrepair import ToolCallReady, ToolCallRejected, iter_events
 from streamrepair.compat.tool_repair import deduplicate_repair_notes, repair_function_args
 from streamrepair.integrations.hermes import MAX_REMEMBERED_CALLS, HermesRepairs
+from streamrepair.schema.tools import tool_schemas
 from streamrepair.telemetry import TelemetryLog
-from streamrepair.tracker import tool_schemas
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = [

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from _hook_support import cli_env, run_cli
+from streamrepair.errors import InstallError
 from streamrepair.integrations.install import (
     HOOK_TIMEOUT_SECONDS,
-    InstallError,
     dsh_bridge_snippet,
     hook_command,
     plan_hook_settings,

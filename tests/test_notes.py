@@ -8,12 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamrepair.notes import (
+from streamrepair.schema.notes import (
     MAX_PATHS_PER_NOTE,
     append_repair_notes,
     repair_note_fingerprints,
 )
-from streamrepair.schema_rules import RepairNote, SchemaRule, repair_arguments
+from streamrepair.schema.report import RepairNote, SchemaRule
+from streamrepair.schema.rules import repair_arguments
 
 R = SchemaRule
 

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _hook_support import cli_env, run_cli
-from streamrepair.cli_integrations import serve_lines
+from streamrepair.cli.integrations import serve_lines
 from streamrepair.integrations import HookSettings, OpenCodeHelper, plugin_source
 from streamrepair.integrations.opencode import MAX_LEARNT_SCHEMAS, MAX_SESSIONS
 from streamrepair.telemetry import TelemetryLog
@@ -311,7 +311,7 @@ def test_serve_lines_skips_notifications_and_survives_garbage(tmp_path: Path) ->
 
 
 def test_serve_lines_rejects_overlong_requests(monkeypatch: pytest.MonkeyPatch) -> None:
-    import streamrepair.cli_integrations as cli
+    import streamrepair.cli.integrations as cli
 
     monkeypatch.setattr(cli, "MAX_REQUEST_BYTES", 64)
     source = io.BytesIO(

@@ -15,7 +15,7 @@ from streamrepair.providers import (
     as_chunk,
     detect_provider,
 )
-from streamrepair.wire import (
+from streamrepair.providers.wire import (
     WireDelta,
     WireEnd,
     WireError,

@@ -14,16 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamrepair.schema_rules import (
-    MAX_EMBEDDED_JSON_CHARS,
+from streamrepair.schema._values import MAX_EMBEDDED_JSON_CHARS
+from streamrepair.schema.report import (
     MAX_FEEDBACK_ISSUES,
-    MAX_VALIDATION_DEPTH,
     ArgumentRepair,
     RepairNote,
     SchemaIssue,
     SchemaRule,
-    repair_arguments,
 )
+from streamrepair.schema.rules import MAX_VALIDATION_DEPTH, repair_arguments
 
 R = SchemaRule
 

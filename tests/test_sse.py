@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamrepair import SSEDecoder, SSEError, SSEEvent, SSELimitError, StreamRepairError
-from streamrepair.sse import JSONLinesDecoder, SSEDecodeError
+from streamrepair.errors import SSEDecodeError
+from streamrepair.stream.sse import JSONLinesDecoder
 
 
 def decode(chunks: list[bytes], **kwargs: int) -> list[SSEEvent]:

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from streamrepair import (
-    CallPhase,
+    CallProgress,
     Done,
     Provider,
     RejectReason,
@@ -182,7 +182,7 @@ def test_fail_from_outside_the_data() -> None:
     core.feed(sse_bytes(CHUNKS[:3], done=False))
     events = core.fail("connection reset", code="network")
     assert kinds(events) == ["stream_failed", "tool_call_rejected", "done"]
-    assert core.calls == (("c1", "f", CallPhase.REJECTED),)
+    assert core.calls == (("c1", "f", CallProgress.REJECTED),)
     assert core.fail("again") == []
 
 
@@ -284,7 +284,7 @@ def test_breaking_out_of_iter_events_aborts_in_flight_calls() -> None:
             break
     events.close()  # what leaving a for loop over a generator does, made explicit
     assert state["closed"]
-    assert core.calls == (("c1", "f", CallPhase.REJECTED),)
+    assert core.calls == (("c1", "f", CallProgress.REJECTED),)
     assert core.done is not None
     assert core.done.stop_reason is StopReason.ABORTED
 
@@ -301,7 +301,7 @@ def test_a_source_error_is_recorded_and_propagates() -> None:
     assert not any(isinstance(e, ToolCallReady) for e in seen)
     assert core.done is not None
     assert core.done.stop_reason is StopReason.ERROR
-    assert core.calls == (("c1", "f", CallPhase.REJECTED),)
+    assert core.calls == (("c1", "f", CallProgress.REJECTED),)
 
 
 def test_openai_sdk_chunk_objects_as_a_source() -> None:
@@ -380,7 +380,7 @@ async def test_cancelling_the_consumer_aborts_calls_and_closes_the_source() -> N
 
     assert kinds(seen)[:2] == ["text_delta", "tool_call_started"]
     assert not any(isinstance(e, ToolCallReady) for e in seen)
-    assert stream.core.calls == (("c1", "f", CallPhase.REJECTED),)
+    assert stream.core.calls == (("c1", "f", CallProgress.REJECTED),)
     assert stream.core.done is not None
     assert stream.core.done.stop_reason is StopReason.ABORTED
     assert source.closed

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-import streamrepair.telemetry as telemetry
+import streamrepair.telemetry.stats as telemetry
 from streamrepair import iter_events
 from streamrepair.cli import main
-from streamrepair.profiles import (
+from streamrepair.schema.profiles import (
     MAX_PROFILE_TEXT_CHARS,
     PROFILES,
     ProfileRule,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from streamrepair import (
-    CallPhase,
+    CallProgress,
     Done,
     RejectReason,
     RepairKind,
@@ -27,8 +27,7 @@ from streamrepair import (
 from streamrepair.providers import (
     Provider,
 )
-from streamrepair.tracker import MAX_TOOL_CALLS, tool_schemas
-from streamrepair.wire import (
+from streamrepair.providers.wire import (
     WireDelta,
     WireEnd,
     WireError,
@@ -44,6 +43,8 @@ from streamrepair.wire import (
     WireToolEnd,
     WireUsage,
 )
+from streamrepair.schema.tools import tool_schemas
+from streamrepair.stream.tracker import MAX_TOOL_CALLS
 
 
 def run(deltas: list[WireDelta], *, end: bool = True, **kwargs: Any) -> list[StreamEvent]:
@@ -294,10 +295,10 @@ def test_nothing_is_ready_before_the_end_even_if_it_parses() -> None:
         events.extend(tracker.feed(delta))
     # vercel/ai#13137: '{"query": "test"}' can be followed by ', "limit": 10}'.
     assert not any(isinstance(e, ToolCallReady) for e in events)
-    assert tracker.calls == (("a", "f", CallPhase.STREAMING),)
+    assert tracker.calls == (("a", "f", CallProgress.STREAMING),)
     events = tracker.feed(WireEnd())
     assert outcomes(events) == [("ready", "a", {"q": "test"})]
-    assert tracker.calls == (("a", "f", CallPhase.READY),)
+    assert tracker.calls == (("a", "f", CallProgress.READY),)
 
 
 def test_a_call_the_provider_never_closed_is_cut_off_even_if_it_parses() -> None:
@@ -375,7 +376,7 @@ def test_abort_rejects_everything_as_aborted() -> None:
     events = tracker.abort()
     assert outcomes(events) == [("rejected", "a", RejectReason.ABORTED)]
     assert done(events).stop_reason is StopReason.ABORTED
-    assert tracker.calls == (("a", "f", CallPhase.REJECTED),)
+    assert tracker.calls == (("a", "f", CallProgress.REJECTED),)
 
 
 def test_tool_calls_stop_reason_without_a_call_is_reported() -> None:

@@ -8,48 +8,34 @@ one-shot form.
 """
 
 # The names below are imported on first use (PEP 562), so that a short-lived process such
-# as a harness hook pays only for the layers it touches, not for every layer.
+# as a harness hook pays only for the layers it touches, not for every layer. The layers
+# and what each exports in full: docs/design.md and docs/api.md.
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
 
+from ._lazy import attach
+from ._version import __version__
+
 if _typing.TYPE_CHECKING:
-    from .abort import (
-        DEFAULT_ABORT_TIMEOUT,
-        AbortCause,
-        AbortFence,
-        AbortFenceError,
-        AbortReport,
-        HandlerOutcome,
-        HandlerStatus,
-        Phase,
-        PhaseState,
-        run_tool_calls,
-    )
-    from .assembler import (
-        DEFAULT_MAX_DEPTH,
-        DEFAULT_MAX_SIZE,
-        MAX_TOKEN_CHARS,
-        ArgumentAssembler,
-    )
-    from .conversation import (
-        CallStatus,
-        Conversation,
-        HistoryError,
-        ToolBatch,
-        UnansweredCallsError,
-        assistant_message,
-        tool_message,
-    )
     from .errors import (
+        AbortFenceError,
         AssemblerFinishedError,
+        ClosedError,
         ConcatenatedValuesError,
+        HistoryError,
+        InstallError,
+        SSEDecodeError,
+        SSEError,
+        SSELimitError,
+        StreamClosedError,
         StreamRepairError,
         TooDeepError,
         TooLargeError,
+        UnansweredCallsError,
         UnrepairableError,
+        UnsupportedChunkError,
     )
     from .events import (
         Done,
@@ -66,29 +52,12 @@ if _typing.TYPE_CHECKING:
         ToolCallStarted,
         normalize_stop_reason,
     )
-    from .history import (
-        HistoryProblem,
-        ProblemKind,
-        ReasoningPolicy,
-        check_history,
-        prepare_messages,
-    )
-    from .notes import (
-        append_repair_notes,
-    )
-    from .oneshot import (
-        REPAIR_MAX_SIZE,
-        repair,
-    )
-    from .profiles import (
-        Profile,
-        ProfileRepair,
-        apply_profiles,
-        select_profiles,
-    )
-    from .providers import (
+    from .providers.normalizer import (
         ChunkNormalizer,
         Provider,
+    )
+    from .providers.wire import (
+        WireDelta,
     )
     from .results import (
         Repair,
@@ -96,122 +65,197 @@ if _typing.TYPE_CHECKING:
         RepairKind,
         Status,
     )
-    from .schema_rules import (
+    from .schema.check import (
+        ToolSchemaCheck,
+    )
+    from .schema.notes import (
+        append_repair_notes,
+    )
+    from .schema.profiles import (
+        Profile,
+        ProfileRepair,
+        apply_profiles,
+        select_profiles,
+    )
+    from .schema.report import (
         ArgumentRepair,
         RepairNote,
         SchemaIssue,
         SchemaRule,
+    )
+    from .schema.rules import (
         repair_arguments,
     )
-    from .sse import (
-        SSEDecoder,
-        SSEError,
-        SSEEvent,
-        SSELimitError,
+    from .schema.tools import (
+        tool_schemas,
     )
-    from .stream import (
-        StreamClosedError,
-        ToolCallStream,
+    from .stream.drivers import (
         aiter_events,
         iter_events,
+    )
+    from .stream.pipeline import (
+        ToolCallStream,
+    )
+    from .stream.recordings import (
         load_recording,
     )
-    from .telemetry import (
-        OTelMetrics,
-        TelemetryLog,
-        TelemetryRecord,
+    from .stream.sse import (
+        SSEDecoder,
+        SSEEvent,
     )
-    from .tracker import (
+    from .stream.tracker import (
         CallPhase,
+        CallProgress,
         ToolCallTracker,
     )
-
-__version__ = "0.1.0"
+    from .syntax.assembler import (
+        DEFAULT_MAX_DEPTH,
+        DEFAULT_MAX_SIZE,
+        MAX_SCALAR_CHARS,
+        MAX_TOKEN_CHARS,
+        ArgumentAssembler,
+    )
+    from .syntax.oneshot import (
+        REPAIR_MAX_SIZE,
+        repair,
+    )
+    from .telemetry.log import (
+        TelemetryLog,
+    )
+    from .telemetry.otel import (
+        OTelMetrics,
+    )
+    from .telemetry.record import (
+        TelemetryRecord,
+    )
+    from .turn.abort import (
+        DEFAULT_ABORT_TIMEOUT,
+        AbortCause,
+        AbortFence,
+        AbortReport,
+        FencePhase,
+        FencePhaseState,
+        HandlerOutcome,
+        HandlerStatus,
+        Phase,
+        PhaseState,
+        run_tool_calls,
+    )
+    from .turn.conversation import (
+        Conversation,
+        ToolBatch,
+    )
+    from .turn.history import (
+        HistoryProblem,
+        ProblemKind,
+        ReasoningPolicy,
+        check_history,
+        prepare_messages,
+    )
+    from .turn.replies import (
+        CallStatus,
+        RunState,
+        assistant_message,
+        tool_message,
+    )
 
 _EXPORTS: dict[str, str] = {
-    "AbortCause": "abort",
-    "AbortFence": "abort",
-    "AbortFenceError": "abort",
-    "AbortReport": "abort",
-    "ArgumentAssembler": "assembler",
-    "ArgumentRepair": "schema_rules",
+    "AbortCause": "turn.abort",
+    "AbortFence": "turn.abort",
+    "AbortFenceError": "errors",
+    "AbortReport": "turn.abort",
+    "ArgumentAssembler": "syntax.assembler",
+    "ArgumentRepair": "schema.report",
     "AssemblerFinishedError": "errors",
-    "CallPhase": "tracker",
-    "CallStatus": "conversation",
-    "ChunkNormalizer": "providers",
+    "CallPhase": "stream.tracker",
+    "CallProgress": "stream.tracker",
+    "CallStatus": "turn.replies",
+    "ChunkNormalizer": "providers.normalizer",
+    "ClosedError": "errors",
     "ConcatenatedValuesError": "errors",
-    "Conversation": "conversation",
-    "DEFAULT_ABORT_TIMEOUT": "abort",
-    "DEFAULT_MAX_DEPTH": "assembler",
-    "DEFAULT_MAX_SIZE": "assembler",
+    "Conversation": "turn.conversation",
+    "DEFAULT_ABORT_TIMEOUT": "turn.abort",
+    "DEFAULT_MAX_DEPTH": "syntax.assembler",
+    "DEFAULT_MAX_SIZE": "syntax.assembler",
     "Done": "events",
-    "HandlerOutcome": "abort",
-    "HandlerStatus": "abort",
-    "HistoryError": "conversation",
-    "HistoryProblem": "history",
-    "MAX_TOKEN_CHARS": "assembler",
-    "OTelMetrics": "telemetry",
-    "Phase": "abort",
-    "PhaseState": "abort",
-    "ProblemKind": "history",
-    "Profile": "profiles",
-    "ProfileRepair": "profiles",
-    "Provider": "providers",
-    "REPAIR_MAX_SIZE": "oneshot",
+    "FencePhase": "turn.abort",
+    "FencePhaseState": "turn.abort",
+    "HandlerOutcome": "turn.abort",
+    "HandlerStatus": "turn.abort",
+    "HistoryError": "errors",
+    "HistoryProblem": "turn.history",
+    "InstallError": "errors",
+    "MAX_SCALAR_CHARS": "syntax.assembler",
+    "MAX_TOKEN_CHARS": "syntax.assembler",
+    "OTelMetrics": "telemetry.otel",
+    "Phase": "turn.abort",
+    "PhaseState": "turn.abort",
+    "ProblemKind": "turn.history",
+    "Profile": "schema.profiles",
+    "ProfileRepair": "schema.profiles",
+    "Provider": "providers.normalizer",
+    "REPAIR_MAX_SIZE": "syntax.oneshot",
     "ReasoningDelta": "events",
-    "ReasoningPolicy": "history",
+    "ReasoningPolicy": "turn.history",
     "RefusalDelta": "events",
     "RejectReason": "events",
     "Repair": "results",
     "RepairKind": "results",
-    "RepairNote": "schema_rules",
+    "RepairNote": "schema.report",
     "Repaired": "results",
-    "SSEDecoder": "sse",
-    "SSEError": "sse",
-    "SSEEvent": "sse",
-    "SSELimitError": "sse",
-    "SchemaIssue": "schema_rules",
-    "SchemaRule": "schema_rules",
+    "RunState": "turn.replies",
+    "SSEDecodeError": "errors",
+    "SSEDecoder": "stream.sse",
+    "SSEError": "errors",
+    "SSEEvent": "stream.sse",
+    "SSELimitError": "errors",
+    "SchemaIssue": "schema.report",
+    "SchemaRule": "schema.report",
     "Status": "results",
     "StopReason": "events",
-    "StreamClosedError": "stream",
+    "StreamClosedError": "errors",
     "StreamEvent": "events",
     "StreamFailed": "events",
     "StreamRepairError": "errors",
-    "TelemetryLog": "telemetry",
-    "TelemetryRecord": "telemetry",
+    "TelemetryLog": "telemetry.log",
+    "TelemetryRecord": "telemetry.record",
     "TextDelta": "events",
     "TooDeepError": "errors",
     "TooLargeError": "errors",
-    "ToolBatch": "conversation",
+    "ToolBatch": "turn.conversation",
     "ToolCallDelta": "events",
     "ToolCallReady": "events",
     "ToolCallRejected": "events",
     "ToolCallStarted": "events",
-    "ToolCallStream": "stream",
-    "ToolCallTracker": "tracker",
-    "UnansweredCallsError": "conversation",
+    "ToolCallStream": "stream.pipeline",
+    "ToolCallTracker": "stream.tracker",
+    "ToolSchemaCheck": "schema.check",
+    "UnansweredCallsError": "errors",
     "UnrepairableError": "errors",
-    "aiter_events": "stream",
-    "append_repair_notes": "notes",
-    "apply_profiles": "profiles",
-    "assistant_message": "conversation",
-    "check_history": "history",
-    "iter_events": "stream",
-    "load_recording": "stream",
+    "UnsupportedChunkError": "errors",
+    "WireDelta": "providers.wire",
+    "aiter_events": "stream.drivers",
+    "append_repair_notes": "schema.notes",
+    "apply_profiles": "schema.profiles",
+    "assistant_message": "turn.replies",
+    "check_history": "turn.history",
+    "iter_events": "stream.drivers",
+    "load_recording": "stream.recordings",
     "normalize_stop_reason": "events",
-    "prepare_messages": "history",
-    "repair": "oneshot",
-    "repair_arguments": "schema_rules",
-    "run_tool_calls": "abort",
-    "select_profiles": "profiles",
-    "tool_message": "conversation",
+    "prepare_messages": "turn.history",
+    "repair": "syntax.oneshot",
+    "repair_arguments": "schema.rules",
+    "run_tool_calls": "turn.abort",
+    "select_profiles": "schema.profiles",
+    "tool_message": "turn.replies",
+    "tool_schemas": "schema.tools",
 }
 
 __all__ = [
     "DEFAULT_ABORT_TIMEOUT",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_SIZE",
+    "MAX_SCALAR_CHARS",
     "MAX_TOKEN_CHARS",
     "REPAIR_MAX_SIZE",
     "AbortCause",
@@ -222,15 +266,20 @@ __all__ = [
     "ArgumentRepair",
     "AssemblerFinishedError",
     "CallPhase",
+    "CallProgress",
     "CallStatus",
     "ChunkNormalizer",
+    "ClosedError",
     "ConcatenatedValuesError",
     "Conversation",
     "Done",
+    "FencePhase",
+    "FencePhaseState",
     "HandlerOutcome",
     "HandlerStatus",
     "HistoryError",
     "HistoryProblem",
+    "InstallError",
     "OTelMetrics",
     "Phase",
     "PhaseState",
@@ -246,6 +295,8 @@ __all__ = [
     "RepairKind",
     "RepairNote",
     "Repaired",
+    "RunState",
+    "SSEDecodeError",
     "SSEDecoder",
     "SSEError",
     "SSEEvent",
@@ -270,8 +321,11 @@ __all__ = [
     "ToolCallStarted",
     "ToolCallStream",
     "ToolCallTracker",
+    "ToolSchemaCheck",
     "UnansweredCallsError",
     "UnrepairableError",
+    "UnsupportedChunkError",
+    "WireDelta",
     "__version__",
     "aiter_events",
     "append_repair_notes",
@@ -287,17 +341,7 @@ __all__ = [
     "run_tool_calls",
     "select_profiles",
     "tool_message",
+    "tool_schemas",
 ]
 
-
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
+__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)

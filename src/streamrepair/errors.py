@@ -1,30 +1,72 @@
-"""The package's exceptions.
+"""Every exception streamrepair raises on purpose, in one tree.
 
-Every error raised on purpose by streamrepair derives from :class:`StreamRepairError`.
+::
+
+    StreamRepairError
+    ├── UnrepairableError (ValueError)        argument text no repair can fix
+    │   ├── TooLargeError                     a size bound was hit
+    │   ├── TooDeepError                      a depth bound was hit
+    │   └── ConcatenatedValuesError           {..}{..}: several distinct values
+    ├── SSEError                              bytes that are not a usable event stream
+    │   ├── SSELimitError                     a line or event passed its bound
+    │   └── SSEDecodeError                    a line that is not UTF-8
+    ├── UnsupportedChunkError (ValueError)    a chunk no provider format describes
+    ├── ClosedError (RuntimeError)            a push core fed after finish()/abort()
+    ├── HistoryError (ValueError)             input that cannot become a valid history
+    ├── UnansweredCallsError (RuntimeError)   sending while calls have no answer
+    ├── AbortFenceError (RuntimeError)        a handler on a phase that is not active
+    └── InstallError (ValueError)             a settings file that cannot be updated safely
+
 Parsing errors carry where they happened (``offset``, ``line``, ``column``), why
-(``reason``) and what would have been accepted there (``expected``), so a harness
-can tell the model exactly what to fix.
+(``reason``) and what would have been accepted there (``expected``), so a harness can tell
+the model exactly what to fix. Every error pickles and copies with its attributes, so it
+can cross a process boundary (worker pools, telemetry queues).
+
+``AssemblerFinishedError`` and ``StreamClosedError`` are the older names of
+:class:`ClosedError`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .results import Repaired
 
 __all__ = [
+    "AbortFenceError",
     "AssemblerFinishedError",
+    "ClosedError",
     "ConcatenatedValuesError",
+    "HistoryError",
+    "InstallError",
+    "SSEDecodeError",
+    "SSEError",
+    "SSELimitError",
+    "StreamClosedError",
     "StreamRepairError",
     "TooDeepError",
     "TooLargeError",
+    "UnansweredCallsError",
     "UnrepairableError",
+    "UnsupportedChunkError",
 ]
 
 
 class StreamRepairError(Exception):
     """Base class of every exception streamrepair raises on purpose."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only constructors cannot be rebuilt from ``args``: restore the instance
+        # from its attributes instead (pickle, copy and deepcopy all go through here).
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+def _rebuild(cls: type[StreamRepairError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class UnrepairableError(StreamRepairError, ValueError):
@@ -98,5 +140,73 @@ class ConcatenatedValuesError(UnrepairableError):
         )
 
 
-class AssemblerFinishedError(StreamRepairError, RuntimeError):
-    """``feed()`` was called on an assembler that has already been finished."""
+class SSEError(StreamRepairError):
+    """The byte stream is not a usable ``text/event-stream``.
+
+    ``offset`` is the 0-based byte offset in the stream where the problem was found and
+    ``line`` the 1-based line number there.
+    """
+
+    def __init__(self, reason: str, *, offset: int, line: int) -> None:
+        self.reason = reason
+        self.offset = offset
+        self.line = line
+        super().__init__(f"{reason} (line {line}, byte offset {offset})")
+
+
+class SSELimitError(SSEError):
+    """A line or an event's data passed its bound; ``limit`` holds that bound."""
+
+    def __init__(self, reason: str, *, limit: int, offset: int, line: int) -> None:
+        self.limit = limit
+        super().__init__(reason, offset=offset, line=line)
+
+
+class SSEDecodeError(SSEError):
+    """A line is not valid UTF-8."""
+
+
+class UnsupportedChunkError(StreamRepairError, ValueError):
+    """A chunk is not a mapping, or not of any provider format the stream layer reads."""
+
+
+class ClosedError(StreamRepairError, RuntimeError):
+    """A push core (an assembler, an SSE or JSON-lines decoder, a tracker, a stream) was
+    fed or finished after its caller had already called ``finish()`` or ``abort()``.
+
+    Input that arrives after the *data* itself ended the stream (bytes after ``[DONE]``)
+    is not an error: it is ignored and counted. Only a second use after the caller
+    closed the core raises this.
+    """
+
+
+#: The name this error had in the assembler (``feed()`` after ``finish()``).
+AssemblerFinishedError = ClosedError
+#: The name this error had in the stream layer.
+StreamClosedError = ClosedError
+
+
+class HistoryError(StreamRepairError, ValueError):
+    """The input cannot become a valid history: another provider's format, a stream
+    that is not over, an unknown call id, a call answered twice."""
+
+
+class UnansweredCallsError(StreamRepairError, RuntimeError):
+    """Calls of the last assistant message have no answer yet; sending now would be
+    rejected. ``call_ids`` lists them in call order."""
+
+    def __init__(self, call_ids: tuple[str, ...]) -> None:
+        self.call_ids = call_ids
+        super().__init__(
+            "these calls have no answer yet: "
+            + ", ".join(call_ids)
+            + " (answer() each, or cancel_pending())"
+        )
+
+
+class AbortFenceError(StreamRepairError, RuntimeError):
+    """A handler was registered on a phase that is not active, or with no phase active."""
+
+
+class InstallError(StreamRepairError, ValueError):
+    """A file cannot be updated safely (it is not what it should be); nothing was written."""

@@ -37,6 +37,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallReady",
     "ToolCallRejected",
+    "ToolCallStarted",
     "normalize_stop_reason",
 ]
 

@@ -1,29 +1,13 @@
-"""Reading the tool lists callers already have (OpenAI Chat, Responses, Anthropic) into the
-schemas of each tool's arguments. Kept apart from the stream layer so that a hook process
-can use it without importing the stream machinery."""
+"""Moved to :mod:`streamrepair.schema.tools` (an alias of the 0.1 path, removed in 0.3)."""
 
-from __future__ import annotations
+from ._moved import warn_moved
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+warn_moved(__name__, "streamrepair.schema.tools")
 
-__all__ = ["tool_schemas"]
+from .schema.tools import (  # noqa: E402
+    tool_schemas,
+)
 
-
-def tool_schemas(tools: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """Tool name -> JSON schema of its arguments, from an OpenAI Chat tool list
-    (``{"type": "function", "function": {"name", "parameters"}}``), a Responses tool list
-    (``{"type": "function", "name", "parameters"}``) or an Anthropic tool list
-    (``{"name", "input_schema"}``). Raises ``ValueError`` on an entry with no name."""
-    out: dict[str, Mapping[str, Any]] = {}
-    for tool in tools:
-        if not isinstance(tool, Mapping):
-            raise ValueError(f"a tool must be a mapping, not {type(tool).__name__}")
-        function = tool.get("function")
-        spec: Mapping[str, Any] = function if isinstance(function, Mapping) else tool
-        name = spec.get("name")
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"tool without a name: {tool!r:.80}")
-        schema = spec.get("parameters", spec.get("input_schema"))
-        out[name] = schema if isinstance(schema, Mapping) else {}
-    return out
+__all__ = [
+    "tool_schemas",
+]

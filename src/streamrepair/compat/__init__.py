@@ -8,7 +8,7 @@ for where and why the two differ).
 
 from __future__ import annotations
 
-from streamrepair.compat.tool_repair import (
+from .tool_repair import (
     deduplicate_repair_notes,
     make_repair_note_block,
     repair_function_args,

@@ -11,22 +11,72 @@ the tools of Claude Code, DeepSeek Harness, OpenCode and Hermes.
   Hermes-shaped harness.
 * :mod:`.install` writes the settings entries and the plugin file
   (``streamrepair install``).
+
+The names are imported on first use: a hook process loads only its own adapter.
 """
 
 from __future__ import annotations
 
-from .builtin_schemas import (
-    CLAUDE_CODE_ALIASES,
-    CLAUDE_CODE_SCHEMAS,
-    OPENCODE_ALIASES,
-    OPENCODE_SCHEMAS,
-)
-from .calls import CallVerdict, Decision, inspect_call, load_schemas, resolve_model
-from .claude_code import claude_code_hook
-from .deepseek_harness import deepseek_harness_hook
-from .hermes import HermesRepairs
-from .hooks import Bridge, HookAnswer, HookSettings, Permission, parse_payload
-from .opencode import OpenCodeHelper, plugin_source
+import typing as _typing
+
+from .._lazy import attach
+
+if _typing.TYPE_CHECKING:
+    from .builtin_schemas import (
+        CLAUDE_CODE_ALIASES,
+        CLAUDE_CODE_SCHEMAS,
+        OPENCODE_ALIASES,
+        OPENCODE_SCHEMAS,
+    )
+    from .calls import (
+        CallVerdict,
+        Decision,
+        inspect_call,
+        load_schemas,
+        resolve_model,
+    )
+    from .claude_code import (
+        claude_code_hook,
+    )
+    from .deepseek_harness import (
+        deepseek_harness_hook,
+    )
+    from .hermes import (
+        HermesRepairs,
+    )
+    from .hooks import (
+        Bridge,
+        HookAnswer,
+        HookSettings,
+        Permission,
+        parse_payload,
+    )
+    from .opencode import (
+        OpenCodeHelper,
+        plugin_source,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "Bridge": "hooks",
+    "CLAUDE_CODE_ALIASES": "builtin_schemas",
+    "CLAUDE_CODE_SCHEMAS": "builtin_schemas",
+    "CallVerdict": "calls",
+    "Decision": "calls",
+    "HermesRepairs": "hermes",
+    "HookAnswer": "hooks",
+    "HookSettings": "hooks",
+    "OPENCODE_ALIASES": "builtin_schemas",
+    "OPENCODE_SCHEMAS": "builtin_schemas",
+    "OpenCodeHelper": "opencode",
+    "Permission": "hooks",
+    "claude_code_hook": "claude_code",
+    "deepseek_harness_hook": "deepseek_harness",
+    "inspect_call": "calls",
+    "load_schemas": "calls",
+    "parse_payload": "hooks",
+    "plugin_source": "opencode",
+    "resolve_model": "calls",
+}
 
 __all__ = [
     "CLAUDE_CODE_ALIASES",
@@ -49,3 +99,5 @@ __all__ = [
     "plugin_source",
     "resolve_model",
 ]
+
+__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)

@@ -26,11 +26,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..notes import append_repair_notes
-from ..profiles import Profile, ProfileRepair, apply_profiles
-from ..schema_rules import RepairNote, SchemaIssue, repair_arguments
-from ..telemetry import Outcome, TelemetryRecord
-from ..tools import tool_schemas
+from ..schema.notes import append_repair_notes
+from ..schema.profiles import Profile, ProfileRepair, apply_profiles
+from ..schema.report import RepairNote, SchemaIssue
+from ..schema.rules import repair_arguments
+from ..schema.tools import tool_schemas
+from ..telemetry.record import Outcome, TelemetryRecord
 
 __all__ = [
     "MAX_SCHEMA_FILE_BYTES",

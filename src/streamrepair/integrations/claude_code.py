@@ -35,7 +35,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..telemetry import Outcome, TelemetryRecord
+from ..telemetry.record import Outcome, TelemetryRecord
 from .builtin_schemas import CLAUDE_CODE_ALIASES, CLAUDE_CODE_SCHEMAS
 from .calls import CallVerdict, Decision, inspect_call, skipped_verdict
 from .hooks import (
@@ -49,7 +49,12 @@ from .hooks import (
     payload_text,
 )
 
-__all__ = ["HARNESS", "claude_code_hook", "permission_for"]
+__all__ = [
+    "HARNESS",
+    "claude_code_hook",
+    "permission_for",
+    "post_tool_result",
+]
 
 #: The harness name in telemetry.
 HARNESS: Final = "claude-code"

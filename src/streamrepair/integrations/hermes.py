@@ -28,9 +28,9 @@ from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any, Final
 
 from ..events import StreamEvent, ToolCallReady, ToolCallRejected
-from ..profiles import select_profiles
-from ..schema_rules import RepairNote
-from ..telemetry import TelemetryLog
+from ..schema.profiles import select_profiles
+from ..schema.report import RepairNote
+from ..telemetry.log import TelemetryLog
 from .calls import CallVerdict, Decision, inspect_call
 
 __all__ = ["HARNESS", "MAX_REMEMBERED_CALLS", "HermesRepairs"]

@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..profiles import Profile, select_profiles
-from ..telemetry import TelemetryRecord
+from ..schema.profiles import Profile, select_profiles
+from ..telemetry.record import TelemetryRecord
 from .calls import CallVerdict, resolve_model
 
 __all__ = [
@@ -32,9 +32,12 @@ __all__ = [
     "HookAnswer",
     "HookSettings",
     "Permission",
+    "call_record",
     "dispatch",
+    "dumps_line",
     "parse_payload",
     "pass_through",
+    "payload_text",
 ]
 
 #: Largest payload a hook reads (a ``Write`` of a large file arrives whole).

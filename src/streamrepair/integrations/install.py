@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import StreamRepairError
+from ..errors import InstallError
 from .opencode import plugin_source
 
 __all__ = [
     "HOOK_TIMEOUT_SECONDS",
+    "PLUGIN_FILE",
     "PLUGIN_MARKER",
-    "InstallError",
     "InstallPlan",
     "claude_code_settings_path",
     "dsh_bridge_snippet",
@@ -49,10 +49,6 @@ PLUGIN_MARKER: Final = "streamrepair-plugin:"
 #: The OpenCode plugin's file name.
 PLUGIN_FILE: Final = "streamrepair.js"
 _MAX_SETTINGS_BYTES: Final = 16 * 2**20
-
-
-class InstallError(StreamRepairError, ValueError):
-    """A file cannot be updated safely (it is not what it should be); nothing was written."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -37,8 +37,9 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any, Final
 
-from .. import __version__
-from ..telemetry import Outcome, TelemetryLog, TelemetryRecord
+from .._version import __version__
+from ..telemetry.log import TelemetryLog
+from ..telemetry.record import Outcome, TelemetryRecord
 from .builtin_schemas import OPENCODE_ALIASES, OPENCODE_SCHEMAS
 from .calls import Decision, inspect_call, resolve_model
 from .hooks import HookSettings
@@ -47,6 +48,7 @@ __all__ = [
     "COMMAND_PLACEHOLDER",
     "HARNESS",
     "MAX_LEARNT_SCHEMAS",
+    "MAX_NOTES_PER_SESSION",
     "MAX_SESSIONS",
     "PROTOCOL",
     "OpenCodeHelper",

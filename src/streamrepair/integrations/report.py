@@ -9,7 +9,8 @@ from __future__ import annotations
 import html
 from typing import Final
 
-from ..telemetry import CALL_OUTCOMES, ModelStats, Outcome, TelemetrySummary
+from ..telemetry.record import CALL_OUTCOMES, Outcome
+from ..telemetry.stats import ModelStats, TelemetrySummary
 
 __all__ = ["render_html", "render_text"]
 

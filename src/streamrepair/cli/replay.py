@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from importlib import resources
 from typing import Any, TextIO
 
-from .events import (
+from ..events import (
     Done,
     ReasoningDelta,
     RefusalDelta,
@@ -28,8 +28,9 @@ from .events import (
     ToolCallRejected,
     ToolCallStarted,
 )
-from .providers import Provider
-from .stream import ToolCallStream, load_recording
+from ..providers.normalizer import Provider
+from ..stream.pipeline import ToolCallStream
+from ..stream.recordings import load_recording
 
 __all__ = ["DEMO", "EXIT_NOT_READY", "EXIT_OK", "register"]
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .results import RepairKind
+from ..results import RepairKind
 
 WS = re.compile(r"[ \t\n\r]+")
 DQ_RUN = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]+')

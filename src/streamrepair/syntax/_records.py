@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .results import Repair, Repaired, RepairKind
+from ..results import Repair, Repaired, RepairKind
 
 
 class RepairRecord:

@@ -18,10 +18,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any, Final, NoReturn
 
-from .integrations.calls import load_schemas
-from .integrations.claude_code import claude_code_hook
-from .integrations.deepseek_harness import deepseek_harness_hook
-from .integrations.hooks import (
+from ..errors import InstallError
+from ..integrations.calls import load_schemas
+from ..integrations.claude_code import claude_code_hook
+from ..integrations.deepseek_harness import deepseek_harness_hook
+from ..integrations.hooks import (
     MAX_PAYLOAD_BYTES,
     Bridge,
     HookAnswer,
@@ -30,8 +31,7 @@ from .integrations.hooks import (
     parse_payload,
     pass_through,
 )
-from .integrations.install import (
-    InstallError,
+from ..integrations.install import (
     InstallPlan,
     claude_code_settings_path,
     dsh_bridge_snippet,
@@ -41,20 +41,21 @@ from .integrations.install import (
     plan_hook_settings,
     plan_opencode_plugin,
 )
-from .integrations.opencode import OpenCodeHelper
-from .integrations.report import render_html, render_text
-from .profiles import profile_names, select_profiles
-from .telemetry import (
-    ARGUMENTS_ENV,
-    LogReader,
-    StatsBuilder,
-    TelemetryLog,
-    flag_from_env,
-    metrics_from_env,
-    telemetry_path_from_env,
-)
+from ..integrations.opencode import OpenCodeHelper
+from ..integrations.report import render_html, render_text
+from ..schema.profiles import profile_names, select_profiles
+from ..telemetry.log import TelemetryLog
+from ..telemetry.otel import metrics_from_env
+from ..telemetry.record import ARGUMENTS_ENV, flag_from_env, telemetry_path_from_env
+from ..telemetry.stats import LogReader, StatsBuilder
 
-__all__ = ["DEADLINE_ENV", "HOOK_DEADLINE_SECONDS", "register"]
+__all__ = [
+    "DEADLINE_ENV",
+    "HOOK_DEADLINE_SECONDS",
+    "MAX_REQUEST_BYTES",
+    "register",
+    "serve_lines",
+]
 
 #: Seconds a hook may take before it answers "proceed" regardless.
 HOOK_DEADLINE_SECONDS: Final = 10.0

@@ -45,6 +45,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
+from ..errors import UnsupportedChunkError
 from .wire import (
     WireDelta,
     WireEnd,
@@ -66,7 +67,6 @@ from .wire import (
 __all__ = [
     "ChunkNormalizer",
     "Provider",
-    "UnsupportedChunkError",
     "as_chunk",
     "detect_provider",
 ]
@@ -85,10 +85,6 @@ class Provider(enum.Enum):
     OLLAMA = "ollama"
     #: Cohere v2 chat stream (``tool-call-start``/``-delta``/``-end``, ``message-end``).
     COHERE = "cohere"
-
-
-class UnsupportedChunkError(ValueError):
-    """A chunk is not a mapping an SDK object can be turned into."""
 
 
 # -- helpers ---------------------------------------------------------------------------

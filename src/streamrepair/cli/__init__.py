@@ -23,19 +23,19 @@ __all__ = ["EXIT_BROKEN_PIPE", "build_parser", "main"]
 EXIT_BROKEN_PIPE = 141
 
 _SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "streamrepair.cli_repair",
-    "streamrepair.cli_replay",
-    "streamrepair.cli_integrations",
+    "streamrepair.cli.repair",
+    "streamrepair.cli.replay",
+    "streamrepair.cli.integrations",
 )
 # Which module registers each command, so that running one command imports only its
 # module: a harness hook runs once per tool call and should not pay for the stream layer.
 _COMMANDS: dict[str, str] = {
-    "repair": "streamrepair.cli_repair",
-    "replay": "streamrepair.cli_replay",
-    "hook": "streamrepair.cli_integrations",
-    "serve": "streamrepair.cli_integrations",
-    "install": "streamrepair.cli_integrations",
-    "stats": "streamrepair.cli_integrations",
+    "repair": "streamrepair.cli.repair",
+    "replay": "streamrepair.cli.replay",
+    "hook": "streamrepair.cli.integrations",
+    "serve": "streamrepair.cli.integrations",
+    "install": "streamrepair.cli.integrations",
+    "stats": "streamrepair.cli.integrations",
 }
 
 
@@ -75,7 +75,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     return code
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

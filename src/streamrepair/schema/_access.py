@@ -29,7 +29,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012, specification_with
 
-from streamrepair._json_values import MAX_COPY_DEPTH, JsonPath, get_at, pointer, summary
+from ._values import MAX_COPY_DEPTH, JsonPath, get_at, pointer, summary
 
 #: Most cleaned schemas remembered (keyed by their JSON text).
 SCHEMA_CACHE_SIZE: Final = 128

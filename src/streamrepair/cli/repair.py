@@ -9,9 +9,9 @@ import sys
 from importlib import resources
 from typing import Any
 
-from .assembler import ArgumentAssembler
-from .errors import ConcatenatedValuesError, UnrepairableError
-from .results import Repaired, Status
+from ..errors import ConcatenatedValuesError, UnrepairableError
+from ..results import Repaired, Status
+from ..syntax.assembler import ArgumentAssembler
 
 __all__ = ["EXIT_CUT_OFF", "EXIT_READY", "EXIT_UNREPAIRABLE", "register"]
 

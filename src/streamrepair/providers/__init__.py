@@ -1,0 +1,104 @@
+"""The provider layer: each provider's chunks in one normalized vocabulary, and the
+assistant message back in the provider's own format.
+
+* :mod:`.wire`: the normalized deltas (:class:`WireDelta` and its kinds);
+* :mod:`.normalizer`: :class:`ChunkNormalizer` (OpenAI/DeepSeek Chat, Anthropic, Responses,
+  Ollama, Cohere chunks or SDK objects -> wire deltas), :class:`Provider`;
+* :mod:`.messages`: :class:`TurnRecorder` and :func:`build_messages`, the turn as it
+  streamed turned into ``Done.messages``.
+
+No I/O. The names are imported on first use.
+"""
+
+from __future__ import annotations
+
+import typing as _typing
+
+from .._lazy import attach
+
+if _typing.TYPE_CHECKING:
+    from ..errors import (
+        UnsupportedChunkError,
+    )
+    from .messages import (
+        Block,
+        TurnRecorder,
+        build_messages,
+    )
+    from .normalizer import (
+        ChunkNormalizer,
+        Provider,
+        as_chunk,
+        detect_provider,
+    )
+    from .wire import (
+        WireDelta,
+        WireEnd,
+        WireError,
+        WireItem,
+        WireMessageStart,
+        WireReasoning,
+        WireRedactedThinking,
+        WireRefusal,
+        WireSignature,
+        WireStop,
+        WireText,
+        WireToolArguments,
+        WireToolCall,
+        WireToolEnd,
+        WireUsage,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "Block": "messages",
+    "ChunkNormalizer": "normalizer",
+    "Provider": "normalizer",
+    "TurnRecorder": "messages",
+    "UnsupportedChunkError": "streamrepair.errors",
+    "WireDelta": "wire",
+    "WireEnd": "wire",
+    "WireError": "wire",
+    "WireItem": "wire",
+    "WireMessageStart": "wire",
+    "WireReasoning": "wire",
+    "WireRedactedThinking": "wire",
+    "WireRefusal": "wire",
+    "WireSignature": "wire",
+    "WireStop": "wire",
+    "WireText": "wire",
+    "WireToolArguments": "wire",
+    "WireToolCall": "wire",
+    "WireToolEnd": "wire",
+    "WireUsage": "wire",
+    "as_chunk": "normalizer",
+    "build_messages": "messages",
+    "detect_provider": "normalizer",
+}
+
+__all__ = [
+    "Block",
+    "ChunkNormalizer",
+    "Provider",
+    "TurnRecorder",
+    "UnsupportedChunkError",
+    "WireDelta",
+    "WireEnd",
+    "WireError",
+    "WireItem",
+    "WireMessageStart",
+    "WireReasoning",
+    "WireRedactedThinking",
+    "WireRefusal",
+    "WireSignature",
+    "WireStop",
+    "WireText",
+    "WireToolArguments",
+    "WireToolCall",
+    "WireToolEnd",
+    "WireUsage",
+    "as_chunk",
+    "build_messages",
+    "detect_provider",
+]
+
+__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)

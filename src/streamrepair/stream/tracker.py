@@ -1,0 +1,704 @@
+"""Tool-call tracking and the finish policy: wire deltas in, events out.
+
+Theory of operation
+-------------------
+:class:`ToolCallTracker` is a push core with no I/O. ``feed(delta)`` takes one
+:class:`~streamrepair.providers.WireDelta` and returns the events it causes; ``finish()``
+says the input ended; ``abort()`` says the consumer stopped reading. All decisions about
+which call a delta belongs to, and whether a call may be run, are made here.
+
+Identity (the consensus of vercel/ai's ``streaming-tool-call-tracker`` plus the quirks in
+section 6 of the wire-format notes). A tool delta belongs to:
+
+1. the call with its id, when the id is non-empty and known (vLLM and LiteLLM repeat the
+   id on every chunk);
+2. with a new id and no name: the current call (at its index, else the latest) while
+   that call's arguments are still INCOMPLETE (GLM-4's server sends a new id on every
+   delta); otherwise a new call;
+3. with a new id and a name: a new call (Ollama and Gemini send parallel calls all at
+   index 0, each with its own id);
+4. without an id: the latest call at its index, else, with no index either, the latest
+   call (Gemini and Mistral omit the index); a name that differs from that call's name
+   starts a new call.
+
+Argument text is buffered until a call's name is known, then fed to one
+:class:`~streamrepair.ArgumentAssembler` per call; each piece is reported with the
+assembler's preview. Memory is bounded: each call's text by ``max_size``, the number of
+calls by ``MAX_TOOL_CALLS`` and the content and reasoning text by ``max_text_chars``.
+
+Finish policy (DeepSeek-TUI's, and vercel/ai's fix that stopped finalizing calls whose
+prefix parses): nothing is ready before the stream has ended. Then, in call order:
+
+* the stream did not end cleanly (mid-stream error, ``content_filter`` or another
+  incomplete stop reason, no stop reason at all, consumer gone): every call is rejected
+  with that reason;
+* otherwise (``stop``, ``tool_calls``, ``length``) each call is judged on its own: a call
+  whose block was never closed, or whose arguments are INCOMPLETE, is CUT_OFF whatever
+  the stop reason says (providers report truncation as ``stop`` or ``tool_calls``); an
+  UNREPAIRABLE one is rejected with the assembler's error; a COMPLETE one is ready (each
+  of several concatenated values as its own call), after the schema check when
+  ``tools`` were given. On ``length`` complete calls stay ready: degrade, don't kill the
+  turn.
+
+A stop reason of ``tool_calls`` with no call at all is reported on :class:`Done`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, Protocol
+
+from ..errors import ClosedError, UnrepairableError
+from ..events import (
+    Done,
+    ReasoningDelta,
+    RefusalDelta,
+    RejectReason,
+    StopReason,
+    StreamEvent,
+    StreamFailed,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallRejected,
+    ToolCallStarted,
+    normalize_stop_reason,
+)
+from ..providers.messages import TurnRecorder
+from ..providers.normalizer import Provider
+from ..providers.wire import (
+    WireDelta,
+    WireEnd,
+    WireError,
+    WireItem,
+    WireMessageStart,
+    WireReasoning,
+    WireRedactedThinking,
+    WireRefusal,
+    WireSignature,
+    WireStop,
+    WireText,
+    WireToolArguments,
+    WireToolCall,
+    WireToolEnd,
+    WireUsage,
+)
+from ..results import Status
+from ..schema.check import CheckResult, ToolSchemaCheck
+from ..schema.report import RepairNote
+from ..syntax.assembler import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, ArgumentAssembler
+
+__all__ = [
+    "DEFAULT_MAX_TEXT_CHARS",
+    "MAX_TOOL_CALLS",
+    "ArgumentCheck",
+    "CallPhase",
+    "CallProgress",
+    "ToolCallTracker",
+]
+
+#: Most tool calls one stream may open; past it the stream fails with a StreamFailed.
+MAX_TOOL_CALLS = 256
+#: Most content + reasoning characters kept for the assistant message (64 Mi chars).
+DEFAULT_MAX_TEXT_CHARS = 64 * 2**20
+
+
+class CallProgress(enum.Enum):
+    """Where one tracked call stands."""
+
+    PENDING = "pending"  # no name yet: its text is buffered
+    STREAMING = "streaming"  # started, arguments arriving
+    READY = "ready"
+    REJECTED = "rejected"
+
+
+#: The older name of :class:`CallProgress`.
+CallPhase = CallProgress
+
+
+class ArgumentCheck(Protocol):
+    """What the tracker asks of a schema check (see
+    :class:`~streamrepair.schema.check.ToolSchemaCheck`, the one built from ``tools``)."""
+
+    @property
+    def names(self) -> Collection[str]:
+        """The known tool names; a call to any other is rejected as ``unknown_tool``."""
+        ...
+
+    def check(self, name: str, value: Any) -> CheckResult:
+        """Check (and repair) the finished arguments of a call to a known tool."""
+        ...
+
+
+class _Call:
+    __slots__ = (
+        "aliases",
+        "asm",
+        "call_id",
+        "closed",
+        "expects_end",
+        "index",
+        "kind",
+        "name",
+        "notes",
+        "overflow",
+        "parts",
+        "pending",
+        "phase",
+        "seq",
+        "size",
+    )
+
+    def __init__(self, seq: int, call_id: str, index: int | None, kind: str) -> None:
+        self.seq = seq
+        self.call_id = call_id
+        self.index = index
+        self.kind = kind
+        self.name: str | None = None
+        self.asm: ArgumentAssembler | None = None
+        self.parts: list[str] = []  # raw text as streamed (bounded by max_size)
+        self.size = 0
+        self.overflow = False
+        self.pending: list[str] = []  # text that arrived before the name
+        self.closed = False
+        self.expects_end = False
+        self.notes: list[str] = []
+        self.phase = CallProgress.PENDING
+        self.aliases = 0  # deltas with a new id that continued this call (GLM-4)
+
+    def raw(self) -> str:
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+    def incomplete(self) -> bool:
+        return self.asm is None or self.asm.status is Status.INCOMPLETE
+
+
+class ToolCallTracker:
+    """Wire deltas -> events, with the finish policy (see the module docstring).
+
+    ``provider`` decides the shape of :attr:`Done.messages`. ``check`` is the schema
+    check run on each finished call (unknown tool names rejected, ready arguments
+    schema-repaired); ``tools`` (an OpenAI, Responses or Anthropic tool list) is the
+    short way to pass the :class:`~streamrepair.schema.check.ToolSchemaCheck` of that
+    list. ``previews=False`` leaves ``ToolCallDelta.preview`` None (saves the preview
+    cost).
+
+    The tracker decides call identity and the finish policy; the turn's text is kept by
+    a :class:`~streamrepair.providers.messages.TurnRecorder` and the schema check is
+    whatever ``check`` is.
+    """
+
+    def __init__(
+        self,
+        *,
+        provider: Provider | None = None,
+        tools: Iterable[Mapping[str, Any]] | None = None,
+        check: ArgumentCheck | None = None,
+        max_size: int = DEFAULT_MAX_SIZE,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+        previews: bool = True,
+    ) -> None:
+        self.provider = provider
+        if check is None and tools is not None:
+            check = ToolSchemaCheck(tools)
+        self.check = check
+        self.max_size = max_size
+        self.max_depth = max_depth
+        self.max_text_chars = max_text_chars
+        self.previews = previews
+        self._calls: list[_Call] = []
+        self._by_id: dict[str, _Call] = {}
+        self._by_index: dict[int, _Call] = {}
+        self._latest: _Call | None = None
+        self._turn = TurnRecorder()
+        self._text_chars = 0
+        self._message_id: str | None = None
+        self._stop: str | None = None
+        self._usage: dict[str, Any] | None = None
+        self._error: WireError | None = None
+        self._generated = 0
+        self.done: Done | None = None
+        self.ignored_after_end = 0
+        self._closed = False
+        self._verdicts: list[ToolCallReady | ToolCallRejected] = []
+
+    # -- public --------------------------------------------------------------------------
+
+    @property
+    def calls(self) -> tuple[tuple[str, str | None, CallProgress], ...]:
+        """``(call_id, name, phase)`` of every call so far, in the order they began."""
+        return tuple((c.call_id, c.name, c.phase) for c in self._calls)
+
+    @property
+    def verdicts(self) -> tuple[ToolCallReady | ToolCallRejected, ...]:
+        """Every ready and rejected event emitted so far, in order: also those a consumer
+        never saw because it stopped reading (the events :meth:`abort` returned)."""
+        return tuple(self._verdicts)
+
+    def feed(self, delta: WireDelta) -> list[StreamEvent]:
+        """Take one wire delta; return the events it causes. Once the data ended the
+        stream (``Done`` emitted on an end marker or an error) later deltas are ignored
+        and counted in :attr:`ignored_after_end`; after :meth:`finish` or :meth:`abort`
+        feeding raises :class:`~streamrepair.ClosedError`."""
+        if self._closed:
+            raise ClosedError("ToolCallTracker.feed() after finish() or abort()")
+        if self.done is not None:
+            self.ignored_after_end += 1
+            return []
+        out: list[StreamEvent] = []
+        if isinstance(delta, WireToolCall):
+            self._tool(delta, out)
+        elif isinstance(delta, WireText):
+            if self._keep_text(delta.text, out):
+                self._turn.text("text", delta.block, delta.text)
+                out.append(TextDelta(text=delta.text))
+        elif isinstance(delta, WireReasoning):
+            self._turn.reasoning_seen = True
+            if self._keep_text(delta.text, out):
+                self._turn.text("thinking", delta.block, delta.text)
+                if delta.text:
+                    out.append(ReasoningDelta(text=delta.text))
+        elif isinstance(delta, WireSignature):
+            self._turn.signature(delta.block, delta.signature)
+        elif isinstance(delta, WireRedactedThinking):
+            self._turn.redacted(delta.block, delta.data)
+        elif isinstance(delta, WireRefusal):
+            if self._keep_text(delta.text, out):
+                self._turn.text("refusal", None, delta.text)
+                out.append(RefusalDelta(text=delta.text))
+        elif isinstance(delta, WireToolArguments):
+            self._final_arguments(delta, out)
+        elif isinstance(delta, WireToolEnd):
+            call = self._find(delta.id, delta.index)
+            if call is not None:
+                call.closed = True
+        elif isinstance(delta, WireStop):
+            self._stop = delta.reason
+        elif isinstance(delta, WireUsage):
+            if delta.merge and self._usage is not None:
+                self._usage.update(delta.usage)
+            else:
+                self._usage = dict(delta.usage)
+        elif isinstance(delta, WireItem):
+            self._turn.item(delta.block, delta.item)
+        elif isinstance(delta, WireMessageStart):
+            self._message_start(delta, out)
+        elif isinstance(delta, WireError):
+            self._fail(delta, out)
+        elif isinstance(delta, WireEnd):
+            self._finalize(out)
+        return self._settled(out)
+
+    def finish(self) -> list[StreamEvent]:
+        """The input has ended: judge every call and emit :class:`Done` (unless the data
+        already ended the stream). Raises :class:`~streamrepair.ClosedError` if called
+        after :meth:`finish` or :meth:`abort`."""
+        if self._closed:
+            raise ClosedError("ToolCallTracker.finish() after finish() or abort()")
+        self._closed = True
+        out: list[StreamEvent] = []
+        if self.done is None:
+            self._finalize(out)
+        return self._settled(out)
+
+    def abort(self) -> list[StreamEvent]:
+        """The consumer stopped reading: every call not yet judged is rejected as
+        ABORTED and :class:`Done` says ``StopReason.ABORTED``. No-op after the end; safe
+        to call any number of times."""
+        self._closed = True
+        out: list[StreamEvent] = []
+        if self.done is None:
+            self._finalize(out, aborted=True)
+        return self._settled(out)
+
+    def fail(self, error: WireError) -> list[StreamEvent]:
+        """Report a stream error and end the stream: a :class:`StreamFailed`, every call
+        not yet judged rejected, then :class:`Done`. No-op after the end."""
+        out: list[StreamEvent] = []
+        self._fail(error, out)
+        return self._settled(out)
+
+    def _settled(self, out: list[StreamEvent]) -> list[StreamEvent]:
+        """Remember the verdicts among ``out`` (see :attr:`verdicts`) and return it."""
+        self._verdicts.extend(e for e in out if isinstance(e, ToolCallReady | ToolCallRejected))
+        return out
+
+    def _fail(self, error: WireError, out: list[StreamEvent]) -> None:
+        if self.done is not None:
+            return
+        self._error = error
+        out.append(
+            StreamFailed(
+                message=error.message, code=error.code, error_type=error.error_type, raw=error.raw
+            )
+        )
+        self._finalize(out)
+
+    # -- text ----------------------------------------------------------------------------
+
+    def _keep_text(self, text: str, out: list[StreamEvent]) -> bool:
+        self._text_chars += len(text)
+        if self._text_chars <= self.max_text_chars:
+            return True
+        self._fail(
+            WireError(
+                message=f"content and reasoning text exceed max_text_chars={self.max_text_chars}",
+                code="too_large",
+            ),
+            out,
+        )
+        return False
+
+    def _message_start(self, delta: WireMessageStart, out: list[StreamEvent]) -> None:
+        previous = self._message_id
+        self._message_id = delta.message_id
+        if previous is None or previous == delta.message_id:
+            return  # the first message_start, or a duplicate of it
+        # A new message spliced into the stream before the last one ended: what was in
+        # flight belongs to an abandoned message and is not ready.
+        detail = (
+            f"a new message ({delta.message_id}) began before message {previous} ended; "
+            "the call belongs to the abandoned message"
+        )
+        for call in self._calls:
+            if call.phase in (CallProgress.PENDING, CallProgress.STREAMING):
+                out.append(self._reject(call, RejectReason.STREAM_INCOMPLETE, detail))
+        self._turn.reset()
+        self._by_index.clear()
+        self._latest = None
+
+    # -- tool calls ----------------------------------------------------------------------
+
+    def _find(self, call_id: str | None, index: int | None) -> _Call | None:
+        if call_id is not None and call_id in self._by_id:
+            return self._by_id[call_id]
+        if index is not None:
+            return self._by_index.get(index)
+        return self._latest
+
+    def _route(self, d: WireToolCall) -> _Call | None:
+        if d.id is not None:
+            known = self._by_id.get(d.id)
+            if known is not None:
+                return known
+            if d.name is None:
+                current = self._by_index.get(d.index) if d.index is not None else None
+                current = current or self._latest
+                if (
+                    current is not None
+                    and current.phase is not CallProgress.REJECTED
+                    and current.incomplete()
+                ):
+                    current.aliases += 1
+                    self._by_id[d.id] = current
+                    return current
+            return None
+        current = self._by_index.get(d.index) if d.index is not None else self._latest
+        if current is None or current.phase is CallProgress.REJECTED:
+            return None
+        if d.name is not None and current.name is not None and d.name != current.name:
+            return None
+        return current
+
+    def _tool(self, d: WireToolCall, out: list[StreamEvent]) -> None:
+        call = self._route(d)
+        if call is None:
+            if len(self._calls) >= MAX_TOOL_CALLS:
+                self._fail(
+                    WireError(message=f"more than {MAX_TOOL_CALLS} tool calls", code="too_many"),
+                    out,
+                )
+                return
+            call_id = d.id
+            if call_id is None:
+                self._generated += 1
+                call_id = f"call_sr{self._generated}"
+            call = _Call(len(self._calls), call_id, d.index, d.kind)
+            self._calls.append(call)
+            self._by_id[call_id] = call
+            if d.index is not None:
+                self._by_index[d.index] = call
+        self._latest = call
+        call.expects_end = call.expects_end or d.expects_end
+        if d.from_object and d.arguments:
+            note = "arguments arrived as an object and were serialized to JSON text"
+            if note not in call.notes:
+                call.notes.append(note)
+        if d.name is not None and call.name is None:
+            call.name = d.name
+            call.phase = CallProgress.STREAMING
+            if call.kind == "function":
+                call.asm = ArgumentAssembler(max_size=self.max_size, max_depth=self.max_depth)
+            out.append(ToolCallStarted(call_id=call.call_id, index=call.index, name=d.name))
+            if call.pending:
+                text = "".join(call.pending)
+                call.pending = []
+                call.size = 0
+                self._arguments(call, text, out)
+        if d.arguments:
+            if call.name is None:
+                if call.size + len(d.arguments) <= self.max_size:
+                    call.pending.append(d.arguments)
+                    call.size += len(d.arguments)
+                else:
+                    call.overflow = True
+            else:
+                self._arguments(call, d.arguments, out)
+
+    def _arguments(self, call: _Call, text: str, out: list[StreamEvent]) -> None:
+        assert call.name is not None
+        if call.phase is not CallProgress.STREAMING:
+            return
+        if not call.overflow:
+            if call.size + len(text) <= self.max_size:
+                call.parts.append(text)
+                call.size += len(text)
+            else:
+                call.overflow = True
+        preview: Any = None
+        asm = call.asm
+        if asm is not None and asm.status is not Status.UNREPAIRABLE:
+            asm.feed(text)
+            if self.previews:
+                preview = asm.preview()
+        # A custom (free-text) tool has no preview: its text is the deltas themselves, and
+        # joining it on every delta would make the cost grow with its length.
+        out.append(
+            ToolCallDelta(
+                call_id=call.call_id, index=call.index, name=call.name, text=text, preview=preview
+            )
+        )
+
+    def _final_arguments(self, d: WireToolArguments, out: list[StreamEvent]) -> None:
+        call = self._find(d.id, d.index)
+        if call is None:
+            self._tool(
+                WireToolCall(id=d.id, index=d.index, arguments=d.arguments, expects_end=True), out
+            )
+            return
+        streamed = call.raw() if call.name is not None else "".join(call.pending)
+        if streamed == d.arguments:
+            return
+        if not streamed:
+            if call.name is None:
+                call.pending = [d.arguments]
+            else:
+                self._arguments(call, d.arguments, out)
+            return
+        # vllm-project/vllm#42683: the deltas lost a piece; the final text is the truth.
+        call.notes.append(
+            f"the streamed argument deltas ({len(streamed)} chars) differ from the final "
+            f"arguments the provider sent ({len(d.arguments)} chars); the final ones were used"
+        )
+        if call.name is None:
+            call.pending = [d.arguments]
+            return
+        call.parts = [d.arguments]
+        call.size = len(d.arguments)
+        call.overflow = call.size > self.max_size
+        if call.asm is not None:
+            call.asm = ArgumentAssembler(max_size=self.max_size, max_depth=self.max_depth)
+            call.asm.feed(d.arguments)
+
+    # -- the end -------------------------------------------------------------------------
+
+    def _reject(
+        self,
+        call: _Call,
+        reason: RejectReason,
+        detail: str,
+        suggestions: tuple[str, ...] = (),
+    ) -> ToolCallRejected:
+        call.phase = CallProgress.REJECTED
+        raw = call.raw() if call.name is not None else "".join(call.pending)
+        return ToolCallRejected(
+            call_id=call.call_id,
+            index=call.index,
+            name=call.name or "",
+            reason=reason,
+            detail=detail,
+            raw=raw,
+            suggestions=suggestions,
+        )
+
+    def _finalize(self, out: list[StreamEvent], *, aborted: bool = False) -> None:
+        if aborted:
+            stop = StopReason.ABORTED
+        elif self._error is not None:
+            stop = StopReason.ERROR
+        else:
+            stop = normalize_stop_reason(self._stop)
+        ready: list[ToolCallReady] = []
+        for call in self._calls:
+            if call.phase is CallProgress.REJECTED:
+                continue
+            events = self._judge(call, stop)
+            out.extend(events)
+            ready.extend(e for e in events if isinstance(e, ToolCallReady))
+        missing = stop is StopReason.TOOL_CALLS and not self._calls
+        notes: list[str] = []
+        if missing:
+            notes.append("the stop reason says tool calls, but no tool call arrived")
+        self.done = Done(
+            stop_reason=stop,
+            raw_stop_reason=self._stop,
+            usage=self._usage,
+            messages=self._turn.messages(self.provider, ready),
+            tool_calls_missing=missing,
+            notes=tuple(notes),
+        )
+        out.append(self.done)
+
+    def _judge(self, call: _Call, stop: StopReason) -> list[StreamEvent]:
+        said = f"provider stop reason `{self._stop}`" if self._stop else "no stop reason"
+        if stop is StopReason.ABORTED:
+            detail = "Not executed: the consumer stopped reading before the stream ended."
+            return [self._reject(call, RejectReason.ABORTED, detail)]
+        if stop is StopReason.ERROR:
+            message = self._error.message if self._error is not None else "stream error"
+            detail = f"Not executed: the stream failed before it ended ({message})."
+            return [self._reject(call, RejectReason.STREAM_INCOMPLETE, detail)]
+        if stop is StopReason.MISSING:
+            detail = (
+                "Not executed: the stream ended without a stop reason, so it may have been "
+                "cut off; no tool call from it was accepted."
+            )
+            return [self._reject(call, RejectReason.STREAM_INCOMPLETE, detail)]
+        if not stop.clean:
+            detail = (
+                "Not executed: the provider ended the response incompletely "
+                f"({said}); no tool call from it was accepted."
+            )
+            return [self._reject(call, RejectReason.STREAM_INCOMPLETE, detail)]
+        if call.name is None:
+            return [self._reject(call, RejectReason.INVALID, "No tool name arrived for this call.")]
+        if call.expects_end and not call.closed:
+            detail = f"Not executed: the call was cut off ({said}); the provider never closed it."
+            return [self._reject(call, RejectReason.CUT_OFF, detail)]
+        if call.overflow or (call.asm is not None and call.asm.status is Status.UNREPAIRABLE):
+            return [self._unrepairable(call)]
+        if self.check is not None and call.name not in self.check.names:
+            return [self._unknown(call)]
+        raw = call.raw()
+        if call.asm is None:  # a custom tool: free text, no JSON
+            return [self._ready(call, call.call_id, raw, (), ())]
+        if not raw.strip():
+            if stop is StopReason.LENGTH and not call.closed:
+                detail = f"Not executed: the call was cut off before any argument ({said})."
+                return [self._reject(call, RejectReason.CUT_OFF, detail)]
+            return [self._ready(call, call.call_id, {}, (), ("empty arguments read as {}",))]
+        if call.asm.status is Status.INCOMPLETE:
+            detail = (
+                f"Not executed: the arguments were cut off ({said}); "
+                f"{call.asm.chars_fed} characters arrived and the JSON is unfinished."
+            )
+            return [self._reject(call, RejectReason.CUT_OFF, detail)]
+        try:
+            values = call.asm.finish_values()
+        except UnrepairableError:
+            return [self._unrepairable(call)]
+        out: list[StreamEvent] = []
+        split = len(values) > 1
+        for k, repaired in enumerate(values):
+            call_id = call.call_id if k == 0 else f"{call.call_id}_{k + 1}"
+            notes: tuple[str, ...] = ()
+            if split:
+                notes = (f"value {k + 1} of {len(values)} concatenated in one call's arguments",)
+            if repaired.structure_synthesized:  # COMPLETE excludes this; guard anyway
+                detail = f"Not executed: the arguments were cut off ({said})."
+                out.append(self._reject(call, RejectReason.CUT_OFF, detail))
+            elif not isinstance(repaired.value, dict):
+                kind = type(repaired.value).__name__
+                detail = f"Not executed: the arguments must be a JSON object, not {kind}."
+                out.append(self._reject(call, RejectReason.INVALID, detail))
+            else:
+                out.append(self._ready(call, call_id, repaired.value, repaired.repairs, notes))
+            if out and isinstance(out[-1], ToolCallRejected) and split:
+                out[-1] = _with_id(out[-1], call_id)
+        return out
+
+    def _unrepairable(self, call: _Call) -> ToolCallRejected:
+        error = call.asm.error if call.asm is not None else None
+        if call.overflow:
+            detail = f"Not executed: the arguments exceed max_size={self.max_size} characters."
+        elif error is not None:
+            detail = (
+                f"Not executed: the arguments are not valid JSON and cannot be repaired: {error}."
+            )
+        else:
+            detail = "Not executed: the arguments cannot be repaired."
+        return self._reject(call, RejectReason.UNREPAIRABLE, detail)
+
+    def _unknown(self, call: _Call) -> ToolCallRejected:
+        assert self.check is not None
+        assert call.name is not None
+        names = sorted(self.check.names)
+        close = tuple(difflib.get_close_matches(call.name, names, n=3, cutoff=0.7))
+        detail = f"Not executed: there is no tool named {call.name!r}."
+        if close:
+            detail += " Did you mean " + " or ".join(repr(n) for n in close) + "?"
+        elif names:
+            detail += " Available tools: " + ", ".join(names[:20]) + "."
+        return self._reject(call, RejectReason.UNKNOWN_TOOL, detail, close)
+
+    def _ready(
+        self,
+        call: _Call,
+        call_id: str,
+        value: Any,
+        repairs: tuple[Any, ...],
+        notes: tuple[str, ...],
+    ) -> StreamEvent:
+        all_notes = (*call.notes, *notes)
+        if call.aliases:
+            all_notes = (
+                f"{call.aliases} deltas with a new id continued this call "
+                "(their arguments were still incomplete)",
+                *all_notes,
+            )
+        schema_repairs: tuple[RepairNote, ...] = ()
+        if self.check is not None and call.kind == "function":
+            assert call.name is not None
+            checked = self.check.check(call.name, value)
+            value, schema_repairs = checked.value, checked.notes
+            if not checked.ok:
+                call.phase = CallProgress.REJECTED
+                return ToolCallRejected(
+                    call_id=call_id,
+                    index=call.index,
+                    name=call.name,
+                    reason=RejectReason.INVALID,
+                    detail=checked.feedback,
+                    raw=call.raw(),
+                )
+        call.phase = CallProgress.READY
+        assert call.name is not None
+        return ToolCallReady(
+            call_id=call_id,
+            index=call.index,
+            name=call.name,
+            arguments=value,
+            repairs=repairs,
+            schema_repairs=schema_repairs,
+            notes=all_notes,
+            raw=call.raw(),
+            origin_id=call.call_id,
+            kind=call.kind,
+        )
+
+
+def _with_id(event: ToolCallRejected, call_id: str) -> ToolCallRejected:
+    return ToolCallRejected(
+        call_id=call_id,
+        index=event.index,
+        name=event.name,
+        reason=event.reason,
+        detail=event.detail,
+        raw=event.raw,
+        suggestions=event.suggestions,
+    )

@@ -1,0 +1,123 @@
+"""The turn layer: what to send back after each stream.
+
+* :mod:`.replies`: :func:`tool_message` and :func:`assistant_message` (rendering);
+* :mod:`.conversation`: :class:`Conversation`, the history and its state;
+* :mod:`.history`: :class:`ReasoningPolicy`, :func:`prepare_messages`,
+  :func:`check_history` (DeepSeek thinking-mode ``reasoning_content`` rules);
+* :mod:`.abort`: :class:`AbortFence` and :func:`run_tool_calls` (anyio).
+
+The names are imported on first use.
+"""
+
+from __future__ import annotations
+
+import typing as _typing
+
+from .._lazy import attach
+
+if _typing.TYPE_CHECKING:
+    from ..errors import (
+        AbortFenceError,
+        HistoryError,
+        UnansweredCallsError,
+    )
+    from .abort import (
+        DEFAULT_ABORT_TIMEOUT,
+        AbortCause,
+        AbortFence,
+        AbortHandler,
+        AbortReport,
+        FencePhase,
+        FencePhaseState,
+        HandlerOutcome,
+        HandlerStatus,
+        Phase,
+        PhaseState,
+        ToolRunner,
+        run_tool_calls,
+    )
+    from .conversation import (
+        INTERRUPTED_BEFORE_START,
+        Conversation,
+        ToolBatch,
+    )
+    from .history import (
+        HistoryProblem,
+        ProblemKind,
+        ReasoningPolicy,
+        check_history,
+        copy_json,
+        prepare_messages,
+    )
+    from .replies import (
+        CallStatus,
+        RunState,
+        assistant_message,
+        tool_message,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "AbortCause": "abort",
+    "AbortFence": "abort",
+    "AbortFenceError": "streamrepair.errors",
+    "AbortHandler": "abort",
+    "AbortReport": "abort",
+    "CallStatus": "replies",
+    "Conversation": "conversation",
+    "DEFAULT_ABORT_TIMEOUT": "abort",
+    "FencePhase": "abort",
+    "FencePhaseState": "abort",
+    "HandlerOutcome": "abort",
+    "HandlerStatus": "abort",
+    "HistoryError": "streamrepair.errors",
+    "HistoryProblem": "history",
+    "INTERRUPTED_BEFORE_START": "conversation",
+    "Phase": "abort",
+    "PhaseState": "abort",
+    "ProblemKind": "history",
+    "ReasoningPolicy": "history",
+    "RunState": "replies",
+    "ToolBatch": "conversation",
+    "ToolRunner": "abort",
+    "UnansweredCallsError": "streamrepair.errors",
+    "assistant_message": "replies",
+    "check_history": "history",
+    "copy_json": "history",
+    "prepare_messages": "history",
+    "run_tool_calls": "abort",
+    "tool_message": "replies",
+}
+
+__all__ = [
+    "DEFAULT_ABORT_TIMEOUT",
+    "INTERRUPTED_BEFORE_START",
+    "AbortCause",
+    "AbortFence",
+    "AbortFenceError",
+    "AbortHandler",
+    "AbortReport",
+    "CallStatus",
+    "Conversation",
+    "FencePhase",
+    "FencePhaseState",
+    "HandlerOutcome",
+    "HandlerStatus",
+    "HistoryError",
+    "HistoryProblem",
+    "Phase",
+    "PhaseState",
+    "ProblemKind",
+    "ReasoningPolicy",
+    "RunState",
+    "ToolBatch",
+    "ToolRunner",
+    "UnansweredCallsError",
+    "assistant_message",
+    "check_history",
+    "copy_json",
+    "prepare_messages",
+    "run_tool_calls",
+    "tool_message",
+]
+
+__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)

@@ -1,0 +1,350 @@
+"""The turn loop's history: what to send back after each stream, for Chat Completions APIs.
+
+Theory of operation
+-------------------
+A tool loop sends ``messages``, reads the stream, appends the assistant message, runs the
+ready calls, answers every call with a tool message and sends again. The API rejects a
+history in which an assistant message with ``tool_calls`` is not followed by one tool
+message per id, or a tool message answers a call that is not there (OpenAI's 400 "An
+assistant message with 'tool_calls' must be followed by tool messages responding to each
+'tool_call_id'", fixed in closer-code by answering every id). ``Done.messages`` holds
+only the ready calls (a broken argument text sent back makes strict servers reject every
+later request), so the rejected calls, which get a tool message with guidance, are put
+back here with arguments that are valid JSON: what the model wrote when it was complete
+JSON (an unknown tool, a schema failure), else ``{}``. The text as streamed stays on the
+event (``ToolCallRejected.raw``), never altered. A call with no name is neither listed
+nor answered (nothing valid can name it). Parallel calls stay in one assistant message.
+
+:class:`Conversation` stores the history as it was received (every ``reasoning_content``
+kept, nothing lost) and derives the list to send on each :meth:`Conversation.messages`
+call with :func:`~streamrepair.prepare_messages` and its
+:class:`~streamrepair.ReasoningPolicy` (``history.py``). Tool messages of one assistant
+message are written in call order once every call is answered, whatever order the tools
+finished in, so the repair notes (once per conversation per rule and tool, ``notes.py``)
+always land on the same message. Nothing here does I/O; the async pieces (the abort
+fence, running the calls) are in ``abort.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..errors import HistoryError, UnansweredCallsError
+from ..events import Done, RejectReason, StopReason, ToolCallReady, ToolCallRejected
+from ..schema.notes import repair_note_fingerprints
+from ..stream.pipeline import ToolCallStream
+from .history import ReasoningPolicy, copy_json, prepare_messages
+from .replies import RunState, _check_chat_message, assistant_message, tool_message
+
+__all__ = [
+    "INTERRUPTED_BEFORE_START",
+    "Conversation",
+    "ToolBatch",
+]
+
+#: The answer given to ready calls that :meth:`Conversation.cancel_pending` closes.
+INTERRUPTED_BEFORE_START: Final = (
+    "The user interrupted the turn before this call started, so nothing was executed. "
+    "Do not repeat it unless the user asks for it."
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolBatch:
+    """One assistant response as added by :meth:`Conversation.add_response`.
+
+    ``message`` is the assistant message stored (a copy), with every answerable call;
+    ``ready`` the calls to run; ``rejected`` the calls answered at once (status
+    ``not_started``), including any the consumer never saw because it stopped reading
+    (reason ``aborted``); ``done`` the stream's :class:`~streamrepair.Done`.
+    """
+
+    message: dict[str, Any]
+    ready: tuple[ToolCallReady, ...]
+    rejected: tuple[ToolCallRejected, ...]
+    done: Done
+
+    @property
+    def aborted(self) -> bool:
+        """True when the consumer stopped reading before the end."""
+        return self.done.stop_reason is StopReason.ABORTED
+
+
+def _verdicts(
+    events: Iterable[object], core: ToolCallStream | None
+) -> tuple[Done, list[ToolCallReady | ToolCallRejected]]:
+    """The stream's Done and a verdict for every call, in call order. Calls the consumer
+    never saw (it stopped reading) are rejected as ABORTED: they were never handed out."""
+    done: Done | None = None
+    seen: list[ToolCallReady | ToolCallRejected] = []
+    for event in events:
+        if isinstance(event, ToolCallReady | ToolCallRejected):
+            seen.append(event)
+        elif isinstance(event, Done):
+            if done is not None:
+                raise HistoryError("the events hold more than one Done: one stream at a time")
+            done = event
+    if core is not None:
+        # Rejections the consumer never saw (it stopped reading and the core was aborted)
+        # keep their raw text and detail. A ready call it never saw is not taken: it was
+        # never handed out, so it is answered as aborted below and never run.
+        seen_ids = {e.call_id for e in seen}
+        seen.extend(
+            v
+            for v in core.verdicts
+            if isinstance(v, ToolCallRejected) and v.call_id not in seen_ids
+        )
+    if done is None and core is not None:
+        done = core.done
+    if done is None:
+        raise HistoryError("the stream is not over: no Done event (pass the core after abort)")
+    message = _check_chat_message(done)
+    known = {e.call_id for e in seen} | {e.origin_id for e in seen if isinstance(e, ToolCallReady)}
+    entries = [c for c in message.get("tool_calls", ()) if c["id"] not in known]
+    missing: list[tuple[str, str]] = []  # (call id, name) never seen, in call order
+    taken_ids: set[str] = set()
+    for call_id, name, _ in core.calls if core is not None else ():
+        if call_id in known:
+            continue
+        taken = [c for c in entries if c["id"] == call_id or _derived(c["id"], call_id)]
+        missing.extend((c["id"], c["function"]["name"]) for c in taken)
+        taken_ids.update(c["id"] for c in taken)
+        if not taken:
+            missing.append((call_id, name or ""))
+    missing.extend((c["id"], c["function"]["name"]) for c in entries if c["id"] not in taken_ids)
+    for call_id, name in missing:
+        seen.append(
+            ToolCallRejected(
+                call_id=call_id,
+                index=None,
+                name=name,
+                reason=RejectReason.ABORTED,
+                detail="Not executed: the consumer stopped reading before this call was "
+                "handed out.",
+            )
+        )
+    return done, seen
+
+
+def _derived(call_id: str, origin: str) -> bool:
+    """``<origin>_<n>``: a call split from concatenated values."""
+    head, _, tail = call_id.rpartition("_")
+    return head == origin and tail.isdigit()
+
+
+# -- the history object --------------------------------------------------------------------
+
+
+class _OpenBatch:
+    __slots__ = ("calls", "outputs", "status")
+
+    def __init__(self, calls: list[ToolCallReady | ToolCallRejected]) -> None:
+        self.calls = calls
+        self.status: dict[str, RunState] = {}
+        self.outputs: dict[str, str] = {}
+
+
+def _text_of(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part["text"]
+            for part in content
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+class Conversation:
+    """A Chat Completions history that produces the ``messages`` to send.
+
+    ``model`` chooses the :class:`ReasoningPolicy` (:meth:`ReasoningPolicy.for_model`)
+    unless ``policy`` is given; ``system`` starts the history with a system message.
+
+    The loop: :meth:`add_user`; send :meth:`messages`; read the stream;
+    :meth:`add_response` with its events; run :attr:`pending` (:meth:`start`,
+    :meth:`answer` each, or ``abort.run_tool_calls``); send :meth:`messages` again until
+    a response has no call. Rejected calls are answered by :meth:`add_response` itself.
+    After an abort, :meth:`cancel_pending` answers what is left (running calls as
+    ``interrupted``, the others ``not_started``). :meth:`messages`, :meth:`add_user` and
+    :meth:`add_response` raise :class:`UnansweredCallsError` while a call has no answer.
+    """
+
+    def __init__(
+        self,
+        model: str = "",
+        *,
+        policy: ReasoningPolicy | None = None,
+        system: str | None = None,
+    ) -> None:
+        if policy is not None and not isinstance(policy, ReasoningPolicy):
+            raise TypeError("policy must be a ReasoningPolicy")
+        self.model = model
+        self.policy = policy if policy is not None else ReasoningPolicy.for_model(model)
+        self._messages: list[dict[str, Any]] = []
+        self._noted: list[str] = []  # texts holding repair-note blocks (for dedup)
+        self._batch: _OpenBatch | None = None
+        if system is not None:
+            self._append({"role": "system", "content": system})
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """The history as received (every ``reasoning_content`` kept), as copies. The
+        answers of the last assistant message appear once all of them are in."""
+        return [copy_json(m) for m in self._messages]
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The ``messages`` to send now: :attr:`history` through :func:`prepare_messages`
+        with this conversation's policy. Raises :class:`UnansweredCallsError` while a
+        call has no answer."""
+        self._check_settled()
+        return prepare_messages(self._messages, policy=self.policy)
+
+    @property
+    def pending(self) -> tuple[ToolCallReady, ...]:
+        """Ready calls of the last response with no answer yet, in call order."""
+        batch = self._batch
+        if batch is None:
+            return ()
+        return tuple(
+            c
+            for c in batch.calls
+            if isinstance(c, ToolCallReady) and not batch.status[c.call_id].is_answer
+        )
+
+    def status(self, call_id: str) -> RunState:
+        """The status of a call of the last response (:class:`HistoryError` if unknown)."""
+        batch = self._batch
+        if batch is None or call_id not in batch.status:
+            raise HistoryError(f"no call {call_id!r} is waiting for an answer")
+        return batch.status[call_id]
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def add_user(self, content: str | list[Any]) -> None:
+        """Start a new user turn."""
+        if not isinstance(content, str | list):
+            raise TypeError("user content must be a str or a list of content parts")
+        self._check_settled()
+        self._append({"role": "user", "content": copy_json(content)})
+
+    def add_response(
+        self, events: Iterable[object] = (), *, core: ToolCallStream | None = None
+    ) -> ToolBatch:
+        """Add one streamed response: its assistant message, then an answer for every
+        rejected call. Returns the :class:`ToolBatch`; its ``ready`` calls are
+        :attr:`pending` until answered.
+
+        ``events`` are the events the consumer received (only ``ToolCallReady``,
+        ``ToolCallRejected`` and ``Done`` are read). After an abort the consumer may not
+        have received the end: pass ``core=`` (``aiter_events(...).core``); calls it knows
+        that the events do not show are answered as aborted, never run.
+        """
+        self._check_settled()
+        done, calls = _verdicts(events, core)
+        message = assistant_message(done, calls)
+        answerable = [c for c in calls if isinstance(c, ToolCallReady) or c.name]
+        self._append(message)
+        batch = ToolBatch(
+            message=copy_json(message),
+            ready=tuple(c for c in calls if isinstance(c, ToolCallReady)),
+            rejected=tuple(c for c in calls if isinstance(c, ToolCallRejected)),
+            done=done,
+        )
+        if answerable:
+            open_batch = _OpenBatch(answerable)
+            for call in answerable:
+                open_batch.status[call.call_id] = (
+                    RunState.PENDING if isinstance(call, ToolCallReady) else RunState.NOT_STARTED
+                )
+            self._batch = open_batch
+            self._settle()
+        return batch
+
+    def start(self, call_id: str) -> None:
+        """Mark a pending ready call as dispatched (``running``), so that an abort
+        reports it ``interrupted`` rather than ``not_started``."""
+        if self.status(call_id) is not RunState.PENDING:
+            raise HistoryError(f"call {call_id!r} is not pending")
+        assert self._batch is not None
+        self._batch.status[call_id] = RunState.RUNNING
+
+    def answer(self, call_id: str, output: str, *, status: RunState = RunState.COMPLETED) -> None:
+        """Answer a ready call with its result (or error text, ``status=FAILED``).
+
+        See :func:`tool_message` for what the tool message says. Once every call of the
+        response is answered, the tool messages are added in call order (repair notes
+        on the first message that needs each one).
+        """
+        current = self.status(call_id)
+        if current.is_answer:
+            raise HistoryError(f"call {call_id!r} is already answered ({current.value})")
+        if not isinstance(status, RunState) or not status.is_answer:
+            raise ValueError(f"{status!r} is not an answer")
+        if not isinstance(output, str):
+            raise TypeError(f"output must be a str, not {type(output).__name__}")
+        assert self._batch is not None
+        self._batch.status[call_id] = status
+        self._batch.outputs[call_id] = output
+        self._settle()
+
+    def cancel_pending(self, reason: str = INTERRUPTED_BEFORE_START) -> tuple[str, ...]:
+        """Answer every unanswered call after an abort: running ones ``interrupted``,
+        the others ``not_started`` with ``reason``. Returns their ids; a no-op when
+        nothing is waiting."""
+        batch = self._batch
+        if batch is None:
+            return ()
+        closed: list[str] = []
+        for call in batch.calls:
+            state = batch.status[call.call_id]
+            if state.is_answer:
+                continue
+            if state is RunState.RUNNING:
+                batch.status[call.call_id] = RunState.INTERRUPTED
+                batch.outputs[call.call_id] = ""
+            else:
+                batch.status[call.call_id] = RunState.NOT_STARTED
+                batch.outputs[call.call_id] = reason
+            closed.append(call.call_id)
+        self._settle()
+        return tuple(closed)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _check_settled(self) -> None:
+        if self._batch is not None:
+            waiting = tuple(
+                call_id for call_id, state in self._batch.status.items() if not state.is_answer
+            )
+            raise UnansweredCallsError(waiting)
+
+    def _append(self, message: dict[str, Any]) -> None:
+        self._messages.append(message)
+        text = _text_of(message)
+        if text and repair_note_fingerprints(text):
+            self._noted.append(text)
+
+    def _settle(self) -> None:
+        batch = self._batch
+        if batch is None or not all(s.is_answer for s in batch.status.values()):
+            return
+        self._batch = None
+        for call in batch.calls:
+            if isinstance(call, ToolCallRejected):
+                self._append(tool_message(call))
+            else:
+                self._append(
+                    tool_message(
+                        call,
+                        batch.outputs[call.call_id],
+                        status=batch.status[call.call_id],
+                        history=self._noted,
+                    )
+                )
