@@ -1,5 +1,5 @@
-"""The project's own checks, run by the one test command: the public API matches __all__,
-the README's example runs, mypy --strict and ruff are clean."""
+"""The project's own checks, run by the one test command: the README's example runs, mypy
+--strict and ruff are clean (the public API: test_public_api.py; the layers: test_layers.py)."""
 
 from __future__ import annotations
 
@@ -11,17 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import streamrepair
-
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def test_all_matches_what_is_importable() -> None:
-    public = {name for name in dir(streamrepair) if not name.startswith("_")}
-    modules = {name for name in public if type(getattr(streamrepair, name)).__name__ == "module"}
-    assert set(streamrepair.__all__) - {"__version__"} == public - modules
-    for name in streamrepair.__all__:
-        assert getattr(streamrepair, name) is not None
 
 
 def test_readme_python_examples_run() -> None:
