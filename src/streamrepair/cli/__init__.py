@@ -10,12 +10,15 @@ module; ``--help`` imports them all).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["EXIT_BROKEN_PIPE", "build_parser", "main"]
 
@@ -25,6 +28,7 @@ EXIT_BROKEN_PIPE = 141
 _SUBCOMMAND_MODULES: tuple[str, ...] = (
     "streamrepair.cli.repair",
     "streamrepair.cli.replay",
+    "streamrepair.cli.hook",
     "streamrepair.cli.integrations",
 )
 # Which module registers each command, so that running one command imports only its
@@ -32,7 +36,7 @@ _SUBCOMMAND_MODULES: tuple[str, ...] = (
 _COMMANDS: dict[str, str] = {
     "repair": "streamrepair.cli.repair",
     "replay": "streamrepair.cli.replay",
-    "hook": "streamrepair.cli.integrations",
+    "hook": "streamrepair.cli.hook",
     "serve": "streamrepair.cli.integrations",
     "install": "streamrepair.cli.integrations",
     "stats": "streamrepair.cli.integrations",
@@ -42,6 +46,8 @@ _COMMANDS: dict[str, str] = {
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser, with every subcommand registered (or only the module of
     ``command``, when it names one)."""
+    import argparse  # not needed by `streamrepair hook` (see main)
+
     parser = argparse.ArgumentParser(
         prog="streamrepair",
         description=(
@@ -59,6 +65,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["hook"] and arguments[1:2] not in (["-h"], ["--help"]):
+        # A hook runs once per tool call: skip building the argument parser.
+        from .hook import run
+
+        return run(arguments[1:])
     command = next((a for a in arguments if not a.startswith("-")), None)
     parser = build_parser(command)
     args = parser.parse_args(arguments)

@@ -24,14 +24,15 @@ import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from ..schema.notes import append_repair_notes
-from ..schema.profiles import Profile, ProfileRepair, apply_profiles
-from ..schema.report import RepairNote, SchemaIssue
-from ..schema.rules import repair_arguments
+from ..schema.quick import surely_clean
 from ..schema.tools import tool_schemas
 from ..telemetry.record import Outcome, TelemetryRecord
+
+if TYPE_CHECKING:
+    from ..schema.profiles import Profile, ProfileRepair
+    from ..schema.report import RepairNote, SchemaIssue
 
 __all__ = [
     "MAX_SCHEMA_FILE_BYTES",
@@ -100,6 +101,8 @@ class CallVerdict:
     def model_notes(self, history: Iterable[str | Mapping[str, Any]] = ()) -> str:
         """The note block telling the model what was repaired (``""`` when nothing was,
         or when ``history`` already holds the same notes for this tool)."""
+        from ..schema.notes import append_repair_notes  # only for a repaired call
+
         seen = list(history)
         text = append_repair_notes("", self.notes, self.tool, history=seen)
         head = f"[streamrepair: a model profile repaired the arguments of {self.tool}]"
@@ -219,7 +222,24 @@ def inspect_call(
     arguments that are not a JSON object, or not JSON data, give a skipped PASS."""
     if not isinstance(arguments, dict):
         return skipped_verdict(tool, arguments, "arguments are not an object")
-    value, profile_repairs = apply_profiles(arguments, profiles, schema)
+    value: Any = arguments
+    profile_repairs: tuple[ProfileRepair, ...] = ()
+    enabled = tuple(profiles)
+    if enabled:
+        from ..schema.profiles import apply_profiles  # profiles are off by default
+
+        value, profile_repairs = apply_profiles(arguments, enabled, schema)
+    if not profile_repairs and surely_clean(value, schema):
+        # Most calls: valid and link-free, decided without loading jsonschema.
+        return CallVerdict(
+            tool=tool,
+            decision=Decision.PASS,
+            arguments=arguments,
+            original=arguments,
+            schema_known=schema is not None,
+        )
+    from ..schema.rules import repair_arguments  # jsonschema: only when needed
+
     try:
         result = repair_arguments(value, schema, tool_name=tool, aliases=aliases)
     except (TypeError, RecursionError):

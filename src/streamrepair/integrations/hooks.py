@@ -19,11 +19,13 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from ..schema.profiles import Profile, select_profiles
 from ..telemetry.record import TelemetryRecord
 from .calls import CallVerdict, resolve_model
+
+if TYPE_CHECKING:
+    from ..schema.profiles import Profile
 
 __all__ = [
     "MAX_PAYLOAD_BYTES",
@@ -92,6 +94,10 @@ class HookSettings:
 
     def profiles_for(self, model: str) -> tuple[Profile, ...]:
         """The profiles enabled for ``model``; an unknown profile name enables none."""
+        if self.profiles is None or self.profiles.strip() in ("", "off"):
+            return ()  # the default: no profile module to import
+        from ..schema.profiles import select_profiles
+
         try:
             return select_profiles(self.profiles, model)
         except ValueError:

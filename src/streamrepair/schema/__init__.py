@@ -5,6 +5,7 @@
 * :mod:`.rules`: :func:`repair_arguments` (validate, then repair; uses jsonschema);
 * :mod:`.tools`: tool lists (OpenAI, Responses, Anthropic) read into schemas;
 * :mod:`.check`: :class:`ToolSchemaCheck`, the check the stream layer is given;
+* :mod:`.quick`: :func:`surely_clean`, "nothing to repair" decided without jsonschema;
 * :mod:`.notes`: the repair notes for the model, once per rule and tool;
 * :mod:`.profiles`: per-model repairs (Grok's HTML entities in commands, ...);
 * ``_values`` and ``_access`` (private): JSON-value helpers and the caller's schema made safe.
@@ -40,6 +41,11 @@ if _typing.TYPE_CHECKING:
         profile_names,
         select_profiles,
     )
+    from .quick import (
+        MAX_QUICK_DEPTH,
+        MAX_QUICK_NODES,
+        surely_clean,
+    )
     from .report import (
         MAX_FEEDBACK_ISSUES,
         ArgumentRepair,
@@ -63,6 +69,8 @@ _EXPORTS: dict[str, str] = {
     "MAX_FEEDBACK_ISSUES": "report",
     "MAX_PATHS_PER_NOTE": "notes",
     "MAX_PROFILE_TEXT_CHARS": "profiles",
+    "MAX_QUICK_DEPTH": "quick",
+    "MAX_QUICK_NODES": "quick",
     "MAX_REPAIR_PASSES": "rules",
     "MAX_VALIDATION_DEPTH": "rules",
     "PROFILES": "profiles",
@@ -79,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     "repair_arguments": "rules",
     "repair_note_fingerprints": "notes",
     "select_profiles": "profiles",
+    "surely_clean": "quick",
     "tool_schemas": "tools",
 }
 
@@ -87,6 +96,8 @@ __all__ = [
     "MAX_FEEDBACK_ISSUES",
     "MAX_PATHS_PER_NOTE",
     "MAX_PROFILE_TEXT_CHARS",
+    "MAX_QUICK_DEPTH",
+    "MAX_QUICK_NODES",
     "MAX_REPAIR_PASSES",
     "MAX_VALIDATION_DEPTH",
     "PROFILES",
@@ -105,6 +116,7 @@ __all__ = [
     "repair_arguments",
     "repair_note_fingerprints",
     "select_profiles",
+    "surely_clean",
     "tool_schemas",
 ]
 

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..schema.report import RepairNote
 from .otel import OTelMetrics
 from .record import Outcome, TelemetryRecord
 
@@ -83,6 +82,7 @@ class TelemetryLog:
         reason). Other events are ignored (``None``)."""
         label = self.model if model is None else model
         from ..events import ToolCallReady, ToolCallRejected
+        from ..schema.report import RepairNote
 
         if isinstance(event, ToolCallReady):
             rules = [r.kind.value for r in event.repairs]

@@ -7,7 +7,6 @@ unless the log was opened with** ``include_arguments=True``.
 
 from __future__ import annotations
 
-import datetime as _dt
 import enum
 import os
 from collections.abc import Mapping
@@ -67,6 +66,8 @@ CALL_OUTCOMES: Final = (
 
 
 def _now() -> str:
+    import datetime as _dt  # on first use: a hook that writes no record never needs it
+
     moment = _dt.datetime.now(_dt.timezone.utc)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
