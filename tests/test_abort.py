@@ -5,7 +5,10 @@ consumer of aiter_events. Every async test runs on asyncio and trio."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
+import threading
+import time
 from typing import Any
 
 import anyio
@@ -431,14 +434,12 @@ def ready_conversation(*names: str) -> Conversation:
 
 
 async def test_run_tool_calls_runs_parallel_calls_and_answers_each() -> None:
-    conversation = ready_conversation("ok", "boom", "ok", "wrong")
+    conversation = ready_conversation("ok", "boom", "ok")
     both_running = [anyio.Event(), anyio.Event()]
 
     async def runner(call: ToolCallReady) -> str:
         if call.name == "boom":
             raise OSError("disk full")
-        if call.name == "wrong":
-            return 42  # type: ignore[return-value]
         index = int(call.call_id[-1]) // 2
         both_running[index].set()
         await both_running[1 - index].wait()  # the two "ok" calls run at the same time
@@ -451,7 +452,150 @@ async def test_run_tool_calls_runs_parallel_calls_and_answers_each() -> None:
     assert tools[1].startswith("[streamrepair: boom failed; status: failed]")
     assert tools[1].endswith("\nOSError: disk full")
     assert tools[2] == "done call_2"
-    assert tools[3].endswith("the tool returned int, not text")
+
+
+def tool_answers(conversation: Conversation) -> list[str]:
+    return [m["content"] for m in conversation.messages() if m["role"] == "tool"]
+
+
+async def test_a_plain_function_is_a_runner() -> None:
+    # The issue's example: a lambda returning text used to be answered `failed` with
+    # "object str can't be used in 'await' expression".
+    conversation = ready_conversation("a", "b")
+    await run_tool_calls(conversation, lambda call: f"x {call.call_id}")
+    assert tool_answers(conversation) == ["x call_0", "x call_1"]
+    assert check_history(conversation.messages(), policy=KEEP) == ()
+
+
+async def test_plain_functions_run_in_worker_threads_and_do_not_block_the_loop() -> None:
+    conversation = ready_conversation("slow", "slow")
+    loop_thread = threading.get_ident()
+    barrier = threading.Barrier(2, timeout=10)  # both must be running at once
+    threads: list[int] = []
+    ticks = 0
+
+    def runner(call: ToolCallReady) -> str:
+        threads.append(threading.get_ident())
+        barrier.wait()  # blocks its thread, as subprocess.run would
+        time.sleep(0.05)
+        return call.call_id
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.sleep(0.005)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ticker)
+        await run_tool_calls(conversation, runner)
+        group.cancel_scope.cancel()
+    assert tool_answers(conversation) == ["call_0", "call_1"]
+    assert loop_thread not in threads
+    assert len(set(threads)) == 2
+    assert ticks > 3  # the loop went on while the tools blocked
+
+
+async def test_a_plain_function_returning_an_awaitable_has_it_awaited() -> None:
+    conversation = ready_conversation("a")
+
+    async def work(call: ToolCallReady) -> str:
+        await anyio.sleep(0)
+        return "awaited"
+
+    await run_tool_calls(conversation, lambda call: work(call))
+    assert tool_answers(conversation) == ["awaited"]
+
+
+async def test_async_callables_of_every_shape_run_on_the_loop() -> None:
+    loop_thread = threading.get_ident()
+    seen: list[int] = []
+
+    class Tools:
+        async def __call__(self, call: ToolCallReady) -> str:
+            seen.append(threading.get_ident())
+            return "object"
+
+    async def named(call: ToolCallReady, *, prefix: str) -> str:
+        seen.append(threading.get_ident())
+        return prefix
+
+    for runner, text in (
+        (Tools(), "object"),
+        (functools.partial(named, prefix="partial"), "partial"),
+    ):
+        conversation = ready_conversation("a")
+        await run_tool_calls(conversation, runner)
+        assert tool_answers(conversation) == [text]
+    assert seen == [loop_thread, loop_thread]
+
+
+async def test_a_runner_that_is_not_callable_is_refused_up_front() -> None:
+    conversation = ready_conversation("a")
+    with pytest.raises(TypeError, match="runner must be callable"):
+        await run_tool_calls(conversation, "not a function")  # type: ignore[arg-type]
+    assert [c.call_id for c in conversation.pending] == ["call_0"]  # nothing started
+    assert conversation.status("call_0") is RunState.PENDING
+
+
+@pytest.mark.parametrize("sync", [False, True])
+async def test_a_result_that_is_not_text_is_a_programming_error(sync: bool) -> None:
+    # Not the tool's failure: the harness returned something else than text. It is
+    # raised, never told to the model as "the tool failed"; the other calls finish and
+    # the history stays sendable.
+    conversation = ready_conversation("ok", "wrong", "ok")
+
+    def plain(call: ToolCallReady) -> Any:
+        return 42 if call.name == "wrong" else "fine"
+
+    async def coroutine(call: ToolCallReady) -> Any:
+        await anyio.sleep(0.01 if call.name == "ok" else 0)
+        return plain(call)
+
+    with pytest.raises(TypeError, match=r"returned int for call 'call_1' \(wrong\)"):
+        await run_tool_calls(conversation, plain if sync else coroutine)
+    assert conversation.pending == ()
+    answers = tool_answers(conversation)
+    assert answers[0] == "fine"
+    assert answers[1].startswith("[streamrepair: wrong was interrupted; status: interrupted]")
+    assert answers[2] == "fine"
+    assert "failed" not in answers[1]
+    assert check_history(conversation.messages(), policy=KEEP) == ()
+
+
+async def test_an_abort_leaves_a_blocking_tool_behind_and_answers_it_interrupted() -> None:
+    conversation = ready_conversation("blocking")
+    fence = AbortFence()
+    started = threading.Event()
+    release = threading.Event()
+    finished: list[str] = []
+
+    def runner(call: ToolCallReady) -> str:
+        started.set()
+        release.wait(10)
+        finished.append(call.call_id)
+        return "late result"
+
+    async def press_stop() -> None:
+        await anyio.to_thread.run_sync(started.wait, 10)
+        await fence.abort()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(press_stop)
+        async with fence.phase() as phase:
+            await run_tool_calls(conversation, runner)
+    assert phase.aborted
+    assert finished == []  # the abort did not wait for the thread
+    (answer,) = tool_answers(conversation)
+    assert answer.startswith("[streamrepair: blocking was interrupted; status: interrupted]")
+    release.set()
+    await anyio.to_thread.run_sync(lambda: None)  # let the abandoned thread go on
+    for _ in range(200):
+        if finished:
+            break
+        await anyio.sleep(0.01)
+    assert finished == ["call_0"]
+    assert tool_answers(conversation) == [answer]  # its late result changed nothing
 
 
 async def test_an_abort_while_calls_run_reports_each_call_with_its_state() -> None:

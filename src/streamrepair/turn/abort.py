@@ -67,8 +67,10 @@ DEFAULT_ABORT_TIMEOUT: Final = 5.0
 
 #: A handler: called with no argument; if it returns an awaitable, that is awaited.
 AbortHandler = Callable[[], object]
-#: Runs one ready call and returns the tool's result text.
-ToolRunner = Callable[[ToolCallReady], Awaitable[str]]
+#: Runs one ready call and returns the tool's result text: ``async def runner(call) ->
+#: str``, or a plain ``def runner(call) -> str`` (run in a worker thread). See
+#: :func:`run_tool_calls`.
+ToolRunner = Callable[[ToolCallReady], "Awaitable[str] | str"]
 
 
 class FencePhaseState(enum.Enum):
@@ -344,6 +346,17 @@ class AbortFence:
         )
 
 
+def _runs_on_the_loop(runner: object) -> bool:
+    """True for an async function (or a partial of one, or an object whose ``__call__``
+    is one): it is called on the event loop; anything else runs in a worker thread."""
+    method = (
+        None
+        if inspect.isroutine(runner)
+        else inspect.getattr_static(type(runner), "__call__", None)
+    )
+    return inspect.iscoroutinefunction(runner) or inspect.iscoroutinefunction(method)
+
+
 async def run_tool_calls(
     conversation: Conversation,
     runner: ToolRunner,
@@ -352,13 +365,31 @@ async def run_tool_calls(
 ) -> None:
     """Run every pending ready call of ``conversation`` concurrently and answer each.
 
+    ``runner`` runs one call (a :class:`~streamrepair.ToolCallReady`: ``name``,
+    ``arguments``) and returns the tool's result as ``str``. Either
+
+    * ``async def runner(call) -> str``: awaited on the event loop; or
+    * a plain function ``def runner(call) -> str`` (a lambda, ``functools.partial``...):
+      run in a worker thread (``anyio.to_thread.run_sync``), so a tool that blocks
+      (``subprocess.run``, file I/O) does not block the loop. If it returns an awaitable,
+      that is awaited on the loop.
+
     Each call is marked running (:meth:`Conversation.start`) just before ``runner`` is
     called with it, then answered with the text it returns (``completed``) or with
     ``"<ExceptionType>: <message>"`` if it raises (``failed``; the other calls go on).
-    When cancelled (an abort), calls that had started are answered ``interrupted``,
-    the others ``not_started``, and the cancellation propagates. ``max_concurrent``
+    When cancelled (an abort), calls that had started are answered ``interrupted``, the
+    others ``not_started``, and the cancellation propagates; a plain function already
+    running in its thread cannot be stopped: it is abandoned (it runs to its end in the
+    background, its result unused) and answered ``interrupted``. ``max_concurrent``
     bounds how many run at once (default: all).
+
+    A programming error is never recorded as a tool failure: ``runner`` not callable
+    raises :class:`TypeError` at once; a result that is not a ``str`` raises
+    :class:`TypeError` after every call of the batch is answered (that call
+    ``interrupted``: it ran, its effects may have happened; the others run to their end).
     """
+    if not callable(runner):
+        raise TypeError(f"runner must be callable, not {type(runner).__name__}")
     if max_concurrent is not None and (
         isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int)
     ):
@@ -367,13 +398,24 @@ async def run_tool_calls(
         raise ValueError("max_concurrent must be at least 1")
     calls = conversation.pending
     limiter = anyio.CapacityLimiter(max_concurrent or max(len(calls), 1))
+    on_loop = _runs_on_the_loop(runner)
+    errors: list[TypeError] = []
 
     async def run(call: ToolCallReady) -> None:
         async with limiter:
             await anyio.lowlevel.checkpoint_if_cancelled()
             conversation.start(call.call_id)
             try:
-                output = await runner(call)
+                output: object
+                if on_loop:
+                    output = runner(call)
+                else:
+                    # Boxed: trio refuses a thread function whose result is awaitable.
+                    (output,) = await anyio.to_thread.run_sync(
+                        lambda: (runner(call),), abandon_on_cancel=True
+                    )
+                if inspect.isawaitable(output):
+                    output = await output
             except Exception as exc:  # a cancellation is answered below, by cancel_pending
                 text = f"{type(exc).__name__}: {exc}"
                 conversation.answer(call.call_id, text, status=RunState.FAILED)
@@ -381,9 +423,14 @@ async def run_tool_calls(
             # Answered before leaving the limiter: its exit may be a checkpoint.
             if isinstance(output, str):
                 conversation.answer(call.call_id, output)
-            else:
-                text = f"the tool returned {type(output).__name__}, not text"
-                conversation.answer(call.call_id, text, status=RunState.FAILED)
+            else:  # the harness's mistake, not the tool's: left running (interrupted below)
+                errors.append(
+                    TypeError(
+                        f"the runner returned {type(output).__name__} for call "
+                        f"{call.call_id!r} ({call.name}); a runner returns the tool's "
+                        "result as a str"
+                    )
+                )
 
     try:
         async with anyio.create_task_group() as group:
@@ -392,3 +439,6 @@ async def run_tool_calls(
     except BaseException:  # an abort (or a bug): leave no call without an answer
         conversation.cancel_pending()
         raise
+    if errors:
+        conversation.cancel_pending()
+        raise errors[0]
