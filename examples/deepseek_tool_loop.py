@@ -283,9 +283,23 @@ REASONING_ERROR = "The reasoning_content in the thinking mode must be passed bac
 def api_problem(body: Mapping[str, Any], rule: ReasoningPolicy) -> str | None:
     """Why the real API would answer 400, or None. ``rule`` is the server's generation:
     KEEP_FOR_TOOL_CALLS (V4), CLEAR_ON_USER_TURN (the Dec 2025 guide) or NEVER_SEND (R1).
-    Written apart from streamrepair, from the documented errors."""
+    Written apart from streamrepair, from the documented errors.
+
+    The thinking-mode rule is DeepSeek's guide's: between two user messages, if the
+    model called tools, the reasoning_content of every assistant message in between
+    (the final answer included: the guide's sample appends each sub-turn's message
+    unchanged) must be passed back in all later requests (V4), or in the current user
+    turn only (Dec 2025)."""
     messages = body["messages"]
-    last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    turn_of: list[int] = []
+    turns_with_calls: set[int] = set()
+    turn = -1
+    for m in messages:
+        if m["role"] == "user":
+            turn += 1
+        turn_of.append(turn)
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            turns_with_calls.add(turn)
     waiting: set[str] = set()
     for i, m in enumerate(messages):
         if m["role"] == "tool":
@@ -301,10 +315,11 @@ def api_problem(body: Mapping[str, Any], rule: ReasoningPolicy) -> str | None:
             return f"messages[{i}].content: null is not allowed"
         if rule is ReasoningPolicy.NEVER_SEND and "reasoning_content" in m:
             return f"messages[{i}]: reasoning_content is not supported in input messages"
-        needed = rule is ReasoningPolicy.KEEP_FOR_TOOL_CALLS or (
-            rule is ReasoningPolicy.CLEAR_ON_USER_TURN and i > last_user
+        needed = turn_of[i] in turns_with_calls and (
+            rule is ReasoningPolicy.KEEP_FOR_TOOL_CALLS
+            or (rule is ReasoningPolicy.CLEAR_ON_USER_TURN and turn_of[i] == turn)
         )
-        if m.get("tool_calls") and needed and not isinstance(m.get("reasoning_content"), str):
+        if needed and not isinstance(m.get("reasoning_content"), str):
             return REASONING_ERROR
         waiting = {c["id"] for c in m.get("tool_calls", ())}
     return UNANSWERED_ERROR if waiting else None

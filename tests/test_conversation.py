@@ -34,6 +34,7 @@ from streamrepair import (
     check_history,
     normalize_stop_reason,
     prepare_messages,
+    repair_history,
     tool_message,
 )
 
@@ -206,34 +207,40 @@ STORED = [
     {"role": "tool", "tool_call_id": "x", "content": "out x"},
     {"role": "assistant", "content": "a1", "reasoning_content": "r2"},
     {"role": "user", "content": "q2"},
+    {"role": "assistant", "content": "a2", "reasoning_content": "r3"},  # a turn without tools
+    {"role": "user", "content": "q3"},
     {"role": "assistant", "content": None, "tool_calls": [{"id": "y"}]},
     {"role": "tool", "tool_call_id": "y", "content": "out y"},
-    {"role": "assistant", "content": "a2", "reasoning_content": ""},
+    {"role": "assistant", "content": "a3"},
 ]
 
 
-def _with(index: int, **changes: Any) -> dict[str, Any]:
-    message = {k: v for k, v in STORED[index].items() if k not in changes or changes[k] is not None}
-    message.update({k: v for k, v in changes.items() if v is not None})
-    return message
-
-
-DROP = None  # _with(..., reasoning_content=DROP) removes the key
+DROP = None  # a change to None removes the key
 
 
 @pytest.mark.parametrize(
     ("policy", "changed"),
     [
-        # V4: tool-call reasoning stays in every later request, "" when none was streamed;
-        # reasoning of answers without calls is not sent.
-        (KEEP, {4: {"reasoning_content": DROP}, 6: {"content": "", "reasoning_content": ""}}),
+        # V4: in a turn that called tools, every assistant message keeps its reasoning
+        # in every later request (the final answer included), "" when none was streamed;
+        # the reasoning of a turn without tools is not sent.
+        (
+            KEEP,
+            {
+                6: {"reasoning_content": DROP},
+                8: {"content": "", "reasoning_content": ""},
+                10: {"reasoning_content": ""},
+            },
+        ),
         # Seed: everything before the last user message loses its reasoning.
         (
             CLEAR,
             {
                 2: {"reasoning_content": DROP},
                 4: {"reasoning_content": DROP},
-                6: {"content": "", "reasoning_content": ""},
+                6: {"reasoning_content": DROP},
+                8: {"content": "", "reasoning_content": ""},
+                10: {"reasoning_content": ""},
             },
         ),
         # R1: never sent.
@@ -242,10 +249,11 @@ DROP = None  # _with(..., reasoning_content=DROP) removes the key
             {
                 2: {"reasoning_content": DROP},
                 4: {"reasoning_content": DROP},
-                6: {"content": ""},
+                6: {"reasoning_content": DROP},
+                8: {"content": ""},
             },
         ),
-        (AS_RECEIVED, {6: {"content": ""}}),
+        (AS_RECEIVED, {8: {"content": ""}}),
     ],
 )
 def test_prepare_messages_applies_each_policy(
@@ -254,23 +262,31 @@ def test_prepare_messages_applies_each_policy(
     stored = copy.deepcopy(STORED)
     expected = []
     for i, message in enumerate(STORED):
-        if i not in changed:
-            expected.append(message)
-            continue
         out = dict(message)
-        for key, value in changed[i].items():
+        for key, value in changed.get(i, {}).items():
             if value is DROP:
                 out.pop(key, None)
             else:
                 out[key] = value
         expected.append(out)
-    # The last assistant message has no calls: its reasoning is dropped unless AS_RECEIVED.
-    if policy is not AS_RECEIVED:
-        expected[8] = {"role": "assistant", "content": "a2"}
     sent = prepare_messages(stored, policy=policy)
     assert sent == expected
     assert stored == STORED  # nothing passed is modified
     assert check_history(sent, policy=policy) == ()
+    repaired = repair_history(stored, policy=policy)
+    assert repaired.messages == sent
+    assert repaired.problems == ()
+    assert repaired.ok
+    # every change is reported, once, at the message it changed
+    reported = sorted((c.index, c.kind.value) for c in repaired.changes)
+    kinds = {
+        ("content", ""): "content_filled",
+        ("reasoning_content", ""): "reasoning_filled",
+        ("reasoning_content", DROP): "reasoning_dropped",
+    }
+    assert reported == sorted(
+        (i, kinds[key, value]) for i, change in changed.items() for key, value in change.items()
+    )
 
 
 def test_prepare_messages_reads_sdk_objects_and_rejects_other_things() -> None:
@@ -346,14 +362,38 @@ def test_dropping_tool_call_reasoning_is_a_400_under_v4() -> None:
     conversation.add_user("next question")
     sent = conversation.messages()
     assert sent[1]["reasoning_content"] == "Two cities."
-    assert "reasoning_content" not in sent[4]  # the answer without calls: not needed
+    # The final answer of a turn that called tools keeps its reasoning too: DeepSeek's
+    # guide ("between two user messages, if the model performed a tool call, the
+    # intermediate assistant's reasoning_content ... must be passed back") and its
+    # sample, which appends every sub-turn's message unchanged.
+    assert sent[4]["reasoning_content"] == "Done thinking."
     assert conversation.history[4]["reasoning_content"] == "Done thinking."  # kept, lossless
+    # An adapter that keeps reasoning only on the messages with tool_calls:
+    calls_only = copy.deepcopy(sent)
+    del calls_only[4]["reasoning_content"]
+    problems = check_history(calls_only, policy=KEEP)
+    assert [(p.kind, p.index) for p in problems] == [(ProblemKind.MISSING_REASONING, 4)]
     # The seed's advice (clear reasoning at a new user turn) breaks V4:
     cleared = prepare_messages(conversation.history, policy=CLEAR)
     assert "reasoning_content" not in cleared[1]
+    assert "reasoning_content" not in cleared[4]
     problems = check_history(cleared, policy=KEEP)
-    assert [(p.kind, p.index) for p in problems] == [(ProblemKind.MISSING_REASONING, 1)]
+    assert [(p.kind, p.index) for p in problems] == [
+        (ProblemKind.MISSING_REASONING, 1),
+        (ProblemKind.MISSING_REASONING, 4),
+    ]
     assert check_history(cleared, policy=CLEAR) == ()
+
+
+def test_a_turn_without_tool_calls_sends_no_reasoning() -> None:
+    conversation = Conversation("deepseek-v4-flash")
+    conversation.add_user("hi")
+    conversation.add_response(run(FINAL)[0])
+    conversation.add_user("and?")
+    sent = conversation.messages()
+    assert sent[1] == {"role": "assistant", "content": "Here it is."}  # the API ignores it
+    assert conversation.history[1]["reasoning_content"] == "Done thinking."
+    assert check_history(sent, policy=conversation.policy) == ()
 
 
 def test_empty_reasoning_must_still_be_sent() -> None:
@@ -376,7 +416,10 @@ def test_r1_never_gets_reasoning_back() -> None:
     assert all("reasoning_content" not in m for m in sent)
     assert check_history(sent, policy=NEVER) == ()
     kept = prepare_messages(conversation.history, policy=KEEP)
-    assert [p.kind for p in check_history(kept, policy=NEVER)] == [ProblemKind.REASONING_SENT]
+    assert [(p.kind, p.index) for p in check_history(kept, policy=NEVER)] == [
+        (ProblemKind.REASONING_SENT, 1),
+        (ProblemKind.REASONING_SENT, 4),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -132,7 +132,8 @@ def expected_requests(policy: ReasoningPolicy) -> list[list[dict[str, Any]]]:
     turn1_later = [
         {k: v for k, v in m.items() if not (clear and k == "reasoning_content")} for m in turn1
     ]
-    answer = assistant(3, reasoning=False)  # no calls: its reasoning is not sent
+    # The final answer of a turn that called tools: its reasoning goes back too (V4).
+    answer = assistant(3, reasoning=not clear)
     aborted = [assistant(4, (N, "get_weather", "{}"), reasoning=not clear), tool(N, "<abort>")]
     return [
         turn1[:2],
@@ -209,7 +210,32 @@ async def test_clearing_reasoning_on_a_v4_server_is_a_400() -> None:
     assert "reasoning_content" not in rejected[2]
     problems = check_history(rejected, policy=KEEP)
     assert {p.kind.value for p in problems} == {"missing_reasoning"}
-    assert [p.index for p in problems] == [2, 5, 7]
+    assert [p.index for p in problems] == [2, 5, 7, 9]
+
+
+async def test_dropping_the_final_answers_reasoning_is_a_400() -> None:
+    # The old rule (reasoning only on messages with tool_calls), against the guide's:
+    # the final answer of a turn that called tools needs its reasoning_content too.
+    with ex.FakeDeepSeek(rule=KEEP) as server:
+        result = await ex.demo(server.base_url)
+    sent = result.conversation.messages()
+    answer = next(i for i, m in enumerate(sent) if m.get("content") == ex.SCRIPT[3].content)
+    assert sent[answer]["reasoning_content"] == ex.SCRIPT[3].reasoning
+    old_rule = [
+        {k: v for k, v in m.items() if k != "reasoning_content" or m.get("tool_calls")}
+        for m in sent
+    ]
+    problems = check_history(old_rule, policy=KEEP)
+    assert [(p.kind.value, p.index) for p in problems] == [("missing_reasoning", answer)]
+    assert ex.api_problem({"messages": old_rule}, KEEP) == ex.REASONING_ERROR
+    assert ex.api_problem({"messages": sent}, KEEP) is None
+    with ex.FakeDeepSeek((ex.Reply("Fine.", content="ok"),), rule=KEEP) as server:
+        client = openai.AsyncOpenAI(api_key="sk-x", base_url=server.base_url, max_retries=0)
+        async with client:
+            with pytest.raises(openai.BadRequestError, match=ex.REASONING_ERROR):
+                await client.chat.completions.create(
+                    model=ex.MODEL, messages=old_rule, stream=True, extra_body=ex.THINKING
+                )
 
 
 async def test_r1_gets_no_reasoning_back_and_v4_history_is_a_400_there() -> None:

@@ -1,9 +1,12 @@
 """The turn layer: what to send back after each stream.
 
-* :mod:`.replies`: :func:`tool_message` and :func:`assistant_message` (rendering);
+* :mod:`.replies`: the answers (:func:`tool_message`, :func:`tool_result_block`,
+  :func:`function_call_output`) and the assistant turn (:func:`assistant_message`,
+  :func:`response_items`) for Chat Completions, Anthropic and the Responses API;
 * :mod:`.conversation`: :class:`Conversation`, the history and its state;
-* :mod:`.history`: :class:`ReasoningPolicy`, :func:`prepare_messages`,
-  :func:`check_history` (DeepSeek thinking-mode ``reasoning_content`` rules);
+* :mod:`.history`: :class:`ReasoningPolicy`, :func:`repair_history`,
+  :func:`prepare_messages`, :func:`check_history` (what each API answers with 400, and
+  DeepSeek's thinking-mode reasoning rules), pure functions over a list of messages;
 * :mod:`.abort`: :class:`AbortFence` and :func:`run_tool_calls` (anyio).
 
 The names are imported on first use.
@@ -42,12 +45,16 @@ if _typing.TYPE_CHECKING:
         ToolBatch,
     )
     from .history import (
+        ChangeKind,
+        HistoryChange,
         HistoryProblem,
+        HistoryRepair,
         ProblemKind,
         ReasoningPolicy,
         check_history,
         copy_json,
         prepare_messages,
+        repair_history,
     )
     from .replies import (
         CallStatus,
@@ -63,14 +70,17 @@ _EXPORTS: dict[str, str] = {
     "AbortHandler": "abort",
     "AbortReport": "abort",
     "CallStatus": "replies",
+    "ChangeKind": "history",
     "Conversation": "conversation",
     "DEFAULT_ABORT_TIMEOUT": "abort",
     "FencePhase": "abort",
     "FencePhaseState": "abort",
     "HandlerOutcome": "abort",
     "HandlerStatus": "abort",
+    "HistoryChange": "history",
     "HistoryError": "streamrepair.errors",
     "HistoryProblem": "history",
+    "HistoryRepair": "history",
     "INTERRUPTED_BEFORE_START": "conversation",
     "Phase": "abort",
     "PhaseState": "abort",
@@ -84,6 +94,7 @@ _EXPORTS: dict[str, str] = {
     "check_history": "history",
     "copy_json": "history",
     "prepare_messages": "history",
+    "repair_history": "history",
     "run_tool_calls": "abort",
     "tool_message": "replies",
 }
@@ -97,13 +108,16 @@ __all__ = [
     "AbortHandler",
     "AbortReport",
     "CallStatus",
+    "ChangeKind",
     "Conversation",
     "FencePhase",
     "FencePhaseState",
     "HandlerOutcome",
     "HandlerStatus",
+    "HistoryChange",
     "HistoryError",
     "HistoryProblem",
+    "HistoryRepair",
     "Phase",
     "PhaseState",
     "ProblemKind",
@@ -116,6 +130,7 @@ __all__ = [
     "check_history",
     "copy_json",
     "prepare_messages",
+    "repair_history",
     "run_tool_calls",
     "tool_message",
 ]
