@@ -20,6 +20,7 @@ from streamrepair import (
     Done,
     HistoryError,
     ProblemKind,
+    Provider,
     ReasoningPolicy,
     RejectReason,
     RunState,
@@ -198,6 +199,27 @@ def test_policy_can_be_overridden() -> None:
         Conversation("deepseek-v4-flash", policy="keep")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         ReasoningPolicy.for_model(None)  # type: ignore[arg-type]
+
+
+def test_the_conversation_exposes_its_policy_and_checks_what_it_sends() -> None:
+    conversation = conversation_after(PARALLEL, FINAL)
+    assert conversation.policy is KEEP
+    assert conversation.provider is Provider.OPENAI
+    conversation.add_user("next")
+    assert conversation.check() == check_history(conversation.messages(), policy=KEEP) == ()
+    conversation.policy = CLEAR  # what a test of the seed's advice would do
+    assert conversation.policy is CLEAR
+    assert conversation.check() == ()
+    assert [p.kind for p in check_history(conversation.messages(), policy=KEEP)] == [
+        ProblemKind.MISSING_REASONING,
+        ProblemKind.MISSING_REASONING,
+    ]
+    with pytest.raises(TypeError):
+        conversation.policy = "keep"  # type: ignore[assignment]
+    assert conversation.policy is CLEAR
+    conversation.add_response(run(PARALLEL)[0])
+    with pytest.raises(UnansweredCallsError):
+        conversation.check()  # nothing can be sent while a call has no answer
 
 
 STORED = [

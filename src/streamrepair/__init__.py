@@ -160,7 +160,10 @@ if _typing.TYPE_CHECKING:
         CallStatus,
         RunState,
         assistant_message,
+        function_call_output,
+        response_items,
         tool_message,
+        tool_result_block,
     )
 
 _EXPORTS: dict[str, str] = {
@@ -249,13 +252,16 @@ _EXPORTS: dict[str, str] = {
     "iter_events": "stream.drivers",
     "load_recording": "stream.recordings",
     "normalize_stop_reason": "events",
+    "function_call_output": "turn.replies",
     "prepare_messages": "turn.history",
     "repair_history": "turn.history",
+    "response_items": "turn.replies",
     "repair": "syntax.oneshot",
     "repair_arguments": "schema.rules",
     "run_tool_calls": "turn.abort",
     "select_profiles": "schema.profiles",
     "tool_message": "turn.replies",
+    "tool_result_block": "turn.replies",
     "tool_schemas": "schema.tools",
 }
 
@@ -343,6 +349,7 @@ __all__ = [
     "apply_profiles",
     "assistant_message",
     "check_history",
+    "function_call_output",
     "iter_events",
     "load_recording",
     "normalize_stop_reason",
@@ -350,9 +357,11 @@ __all__ = [
     "repair",
     "repair_arguments",
     "repair_history",
+    "response_items",
     "run_tool_calls",
     "select_profiles",
     "tool_message",
+    "tool_result_block",
     "tool_schemas",
 ]
 

@@ -60,7 +60,10 @@ if _typing.TYPE_CHECKING:
         CallStatus,
         RunState,
         assistant_message,
+        function_call_output,
+        response_items,
         tool_message,
+        tool_result_block,
     )
 
 _EXPORTS: dict[str, str] = {
@@ -93,10 +96,13 @@ _EXPORTS: dict[str, str] = {
     "assistant_message": "replies",
     "check_history": "history",
     "copy_json": "history",
+    "function_call_output": "replies",
     "prepare_messages": "history",
     "repair_history": "history",
+    "response_items": "replies",
     "run_tool_calls": "abort",
     "tool_message": "replies",
+    "tool_result_block": "replies",
 }
 
 __all__ = [
@@ -129,10 +135,13 @@ __all__ = [
     "assistant_message",
     "check_history",
     "copy_json",
+    "function_call_output",
     "prepare_messages",
     "repair_history",
+    "response_items",
     "run_tool_calls",
     "tool_message",
+    "tool_result_block",
 ]
 
 __getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)

@@ -1,28 +1,33 @@
-"""The turn loop's history: what to send back after each stream, for Chat Completions APIs.
+"""The turn loop's history: what to send back after each stream, for Chat Completions,
+Anthropic Messages and the Responses API.
 
 Theory of operation
 -------------------
-A tool loop sends ``messages``, reads the stream, appends the assistant message, runs the
-ready calls, answers every call with a tool message and sends again. The API rejects a
-history in which an assistant message with ``tool_calls`` is not followed by one tool
-message per id, or a tool message answers a call that is not there (OpenAI's 400 "An
-assistant message with 'tool_calls' must be followed by tool messages responding to each
-'tool_call_id'", fixed in closer-code by answering every id). ``Done.messages`` holds
-only the ready calls (a broken argument text sent back makes strict servers reject every
-later request), so the rejected calls, which get a tool message with guidance, are put
-back here with arguments that are valid JSON: what the model wrote when it was complete
-JSON (an unknown tool, a schema failure), else ``{}``. The text as streamed stays on the
-event (``ToolCallRejected.raw``), never altered. A call with no name is neither listed
-nor answered (nothing valid can name it). Parallel calls stay in one assistant message.
+A tool loop sends the history, reads the stream, appends the assistant turn, runs the
+ready calls, answers every call and sends again. Every API rejects a history in which a
+call has no answer, or an answer's call is not there (OpenAI's 400 "An assistant
+message with 'tool_calls' must be followed by tool messages responding to each
+'tool_call_id'", Anthropic's "`tool_use` ids were found without `tool_result` blocks
+immediately after", the Responses API's "No tool output found for function call",
+fixed in closer-code by answering every id). ``Done.messages`` holds only the ready
+calls (a broken argument text sent back makes strict servers reject every later
+request), so the rejected calls, which get an answer with guidance, are put back here
+with arguments that are valid JSON: what the model wrote when it was complete JSON (an
+unknown tool, a schema failure), else ``{}``. The text as streamed stays on the event
+(``ToolCallRejected.raw``), never altered. A call with no name is neither listed nor
+answered (nothing valid can name it). Parallel calls stay in one assistant turn.
 
-:class:`Conversation` stores the history as it was received (every ``reasoning_content``
-kept, nothing lost) and derives the list to send on each :meth:`Conversation.messages`
-call with :func:`~streamrepair.prepare_messages` and its
-:class:`~streamrepair.ReasoningPolicy` (``history.py``). Tool messages of one assistant
-message are written in call order once every call is answered, whatever order the tools
-finished in, so the repair notes (once per conversation per rule and tool, ``notes.py``)
-always land on the same message. Nothing here does I/O; the async pieces (the abort
-fence, running the calls) are in ``abort.py``.
+:class:`Conversation` stores the history as it was received (every reasoning kept,
+thinking blocks with their signatures, reasoning items with their encrypted content:
+nothing lost) and derives the list to send on each :meth:`Conversation.messages` call
+with :func:`~streamrepair.prepare_messages` and its
+:class:`~streamrepair.ReasoningPolicy` (``history.py``). The answers of one response are
+written in call order once every call is answered, whatever order the tools finished
+in, so the repair notes (once per conversation per rule and tool, ``notes.py``) always
+land on the same answer: Chat, one tool message per call; Anthropic, one user message
+with every ``tool_result`` block; Responses, one ``function_call_output`` item per call.
+Nothing here does I/O; the async pieces (the abort fence, running the calls) are in
+``abort.py``.
 """
 
 from __future__ import annotations
@@ -33,10 +38,18 @@ from typing import Any, Final
 
 from ..errors import HistoryError, UnansweredCallsError
 from ..events import Done, RejectReason, StopReason, ToolCallReady, ToolCallRejected
+from ..providers.normalizer import Provider
 from ..schema.notes import repair_note_fingerprints
 from ..stream.pipeline import ToolCallStream
-from .history import ReasoningPolicy, copy_json, prepare_messages
-from .replies import RunState, _check_chat_message, assistant_message, tool_message
+from ._rules import HistoryProblem, ReasoningPolicy, copy_json, history_provider
+from .history import check_history, prepare_messages
+from .replies import (
+    RunState,
+    answer_entry,
+    assistant_items,
+    call_entries,
+    check_done,
+)
 
 __all__ = [
     "INTERRUPTED_BEFORE_START",
@@ -55,8 +68,10 @@ INTERRUPTED_BEFORE_START: Final = (
 class ToolBatch:
     """One assistant response as added by :meth:`Conversation.add_response`.
 
-    ``message`` is the assistant message stored (a copy), with every answerable call;
-    ``ready`` the calls to run; ``rejected`` the calls answered at once (status
+    ``items`` is what was appended to the history (copies): the assistant message (Chat
+    Completions, Anthropic) or the response's output items (Responses API), with every
+    answerable call; ``message`` is that assistant message, or ``{}`` for the Responses
+    API; ``ready`` the calls to run; ``rejected`` the calls answered at once (status
     ``not_started``), including any the consumer never saw because it stopped reading
     (reason ``aborted``); ``done`` the stream's :class:`~streamrepair.Done`.
     """
@@ -65,15 +80,22 @@ class ToolBatch:
     ready: tuple[ToolCallReady, ...]
     rejected: tuple[ToolCallRejected, ...]
     done: Done
+    items: tuple[dict[str, Any], ...] = ()
 
     @property
     def aborted(self) -> bool:
         """True when the consumer stopped reading before the end."""
         return self.done.stop_reason is StopReason.ABORTED
 
+    @property
+    def paused(self) -> bool:
+        """True when Anthropic paused the turn (``pause_turn``: a long server-tool run):
+        send :meth:`Conversation.messages` again, unchanged, to let the model go on."""
+        return self.done.raw_stop_reason == "pause_turn"
+
 
 def _verdicts(
-    events: Iterable[object], core: ToolCallStream | None
+    events: Iterable[object], core: ToolCallStream | None, provider: Provider
 ) -> tuple[Done, list[ToolCallReady | ToolCallRejected]]:
     """The stream's Done and a verdict for every call, in call order. Calls the consumer
     never saw (it stopped reading) are rejected as ABORTED: they were never handed out."""
@@ -100,20 +122,20 @@ def _verdicts(
         done = core.done
     if done is None:
         raise HistoryError("the stream is not over: no Done event (pass the core after abort)")
-    message = _check_chat_message(done)
+    check_done(done, provider)
     known = {e.call_id for e in seen} | {e.origin_id for e in seen if isinstance(e, ToolCallReady)}
-    entries = [c for c in message.get("tool_calls", ()) if c["id"] not in known]
+    entries = [(i, n) for i, n in call_entries(done, provider) if i not in known]
     missing: list[tuple[str, str]] = []  # (call id, name) never seen, in call order
     taken_ids: set[str] = set()
     for call_id, name, _ in core.calls if core is not None else ():
         if call_id in known:
             continue
-        taken = [c for c in entries if c["id"] == call_id or _derived(c["id"], call_id)]
-        missing.extend((c["id"], c["function"]["name"]) for c in taken)
-        taken_ids.update(c["id"] for c in taken)
+        taken = [(i, n) for i, n in entries if i == call_id or _derived(i, call_id)]
+        missing.extend(taken)
+        taken_ids.update(i for i, _ in taken)
         if not taken:
             missing.append((call_id, name or ""))
-    missing.extend((c["id"], c["function"]["name"]) for c in entries if c["id"] not in taken_ids)
+    missing.extend((i, n) for i, n in entries if i not in taken_ids)
     for call_id, name in missing:
         seen.append(
             ToolCallRejected(
@@ -146,24 +168,42 @@ class _OpenBatch:
         self.outputs: dict[str, str] = {}
 
 
-def _text_of(message: Mapping[str, Any]) -> str:
+def _texts(value: object) -> list[str]:
+    """Every text in a message, content part, block or item (for the note history)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [t for part in value for t in _texts(part)]
+    if isinstance(value, Mapping):
+        out: list[str] = []
+        for key in ("text", "content", "output"):
+            if key in value:
+                out.extend(_texts(value[key]))
+        return out
+    return []
+
+
+def _only_results(message: Mapping[str, Any]) -> bool:
+    """An Anthropic user message holding only ``tool_result`` blocks (our answers)."""
     content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            part["text"]
-            for part in content
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
-        )
-    return ""
+    return (
+        message.get("role") == "user"
+        and isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
+    )
 
 
 class Conversation:
-    """A Chat Completions history that produces the ``messages`` to send.
+    """A history that produces the messages to send: Chat Completions (the default),
+    Anthropic Messages or the Responses API.
 
     ``model`` chooses the :class:`ReasoningPolicy` (:meth:`ReasoningPolicy.for_model`)
-    unless ``policy`` is given; ``system`` starts the history with a system message.
+    unless ``policy`` is given. ``provider`` is the protocol the streams come in and the
+    history is kept in: ``"openai"`` (Chat Completions and compatibles), ``"anthropic"``
+    or ``"responses"``. ``system`` is the system prompt: the first message of a Chat
+    Completions or Responses history; for Anthropic it is kept apart (the API takes it as
+    the ``system`` parameter), in :attr:`system`.
 
     The loop: :meth:`add_user`; send :meth:`messages`; read the stream;
     :meth:`add_response` with its events; run :attr:`pending` (:meth:`start`,
@@ -172,6 +212,9 @@ class Conversation:
     After an abort, :meth:`cancel_pending` answers what is left (running calls as
     ``interrupted``, the others ``not_started``). :meth:`messages`, :meth:`add_user` and
     :meth:`add_response` raise :class:`UnansweredCallsError` while a call has no answer.
+
+    Attributes: ``model``; :attr:`policy` (settable, a :class:`ReasoningPolicy`), what
+    :meth:`messages` and :meth:`check` apply; :attr:`provider`; :attr:`system`.
     """
 
     def __init__(
@@ -180,31 +223,63 @@ class Conversation:
         *,
         policy: ReasoningPolicy | None = None,
         system: str | None = None,
+        provider: Provider | str | None = None,
     ) -> None:
-        if policy is not None and not isinstance(policy, ReasoningPolicy):
-            raise TypeError("policy must be a ReasoningPolicy")
+        if system is not None and not isinstance(system, str):
+            raise TypeError("system must be a str or None")
+        self._provider = history_provider(provider)
         self.model = model
         self.policy = policy if policy is not None else ReasoningPolicy.for_model(model)
+        self._system = system
         self._messages: list[dict[str, Any]] = []
         self._noted: list[str] = []  # texts holding repair-note blocks (for dedup)
         self._batch: _OpenBatch | None = None
-        if system is not None:
+        if system is not None and self._provider is not Provider.ANTHROPIC:
             self._append({"role": "system", "content": system})
 
     # -- reading ---------------------------------------------------------------------------
 
     @property
+    def policy(self) -> ReasoningPolicy:
+        """The :class:`ReasoningPolicy` that :meth:`messages` applies (and that
+        :func:`~streamrepair.check_history` needs: see :meth:`check`)."""
+        return self._policy
+
+    @policy.setter
+    def policy(self, policy: ReasoningPolicy) -> None:
+        if not isinstance(policy, ReasoningPolicy):
+            raise TypeError("policy must be a ReasoningPolicy")
+        self._policy = policy
+
+    @property
+    def provider(self) -> Provider:
+        """The protocol of the history: ``Provider.OPENAI`` (Chat Completions),
+        ``Provider.ANTHROPIC`` or ``Provider.RESPONSES``."""
+        return self._provider
+
+    @property
+    def system(self) -> str | None:
+        """The system prompt given (for Anthropic, pass it as ``system=``)."""
+        return self._system
+
+    @property
     def history(self) -> list[dict[str, Any]]:
-        """The history as received (every ``reasoning_content`` kept), as copies. The
-        answers of the last assistant message appear once all of them are in."""
+        """The history as received (every reasoning kept), as copies. The answers of the
+        last response appear once all of them are in."""
         return [copy_json(m) for m in self._messages]
 
     def messages(self) -> list[dict[str, Any]]:
-        """The ``messages`` to send now: :attr:`history` through :func:`prepare_messages`
-        with this conversation's policy. Raises :class:`UnansweredCallsError` while a
-        call has no answer."""
+        """What to send now (Chat and Anthropic ``messages``, Responses ``input``):
+        :attr:`history` through :func:`prepare_messages` with this conversation's policy
+        and provider. Raises :class:`UnansweredCallsError` while a call has no answer."""
         self._check_settled()
-        return prepare_messages(self._messages, policy=self.policy)
+        return prepare_messages(self._messages, policy=self._policy, provider=self._provider)
+
+    def check(self) -> tuple[HistoryProblem, ...]:
+        """:func:`~streamrepair.check_history` of :meth:`messages` with this
+        conversation's policy and provider: every reason the API would reject what is
+        sent now (empty: none)."""
+        return check_history(self.messages(), policy=self._policy, provider=self._provider)
 
     @property
     def pending(self) -> tuple[ToolCallReady, ...]:
@@ -228,34 +303,47 @@ class Conversation:
     # -- writing ---------------------------------------------------------------------------
 
     def add_user(self, content: str | list[Any]) -> None:
-        """Start a new user turn."""
+        """Start a new user turn: ``{"role": "user", "content": content}`` (a string or
+        the protocol's list of content parts). Anthropic: right after the tool results,
+        the content goes into their user message, after them."""
         if not isinstance(content, str | list):
             raise TypeError("user content must be a str or a list of content parts")
         self._check_settled()
+        last = self._messages[-1] if self._messages else None
+        if self._provider is Provider.ANTHROPIC and last is not None and _only_results(last):
+            # After the tool results: the same user message, the text after the results
+            # (what the API makes of two user messages; roles keep alternating).
+            parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            last["content"].extend(copy_json(parts))
+            self._note(parts)
+            return
         self._append({"role": "user", "content": copy_json(content)})
 
     def add_response(
         self, events: Iterable[object] = (), *, core: ToolCallStream | None = None
     ) -> ToolBatch:
-        """Add one streamed response: its assistant message, then an answer for every
+        """Add one streamed response: its assistant turn, then an answer for every
         rejected call. Returns the :class:`ToolBatch`; its ``ready`` calls are
         :attr:`pending` until answered.
 
         ``events`` are the events the consumer received (only ``ToolCallReady``,
         ``ToolCallRejected`` and ``Done`` are read). After an abort the consumer may not
         have received the end: pass ``core=`` (``aiter_events(...).core``); calls it knows
-        that the events do not show are answered as aborted, never run.
+        that the events do not show are answered as aborted, never run. Raises
+        :class:`HistoryError` for a stream in another protocol than :attr:`provider`.
         """
         self._check_settled()
-        done, calls = _verdicts(events, core)
-        message = assistant_message(done, calls)
+        done, calls = _verdicts(events, core, self._provider)
+        items = assistant_items(done, calls, self._provider)
         answerable = [c for c in calls if isinstance(c, ToolCallReady) or c.name]
-        self._append(message)
+        for item in items:
+            self._append(item)
         batch = ToolBatch(
-            message=copy_json(message),
+            message=copy_json(items[0]) if self._provider is not Provider.RESPONSES else {},
             ready=tuple(c for c in calls if isinstance(c, ToolCallReady)),
             rejected=tuple(c for c in calls if isinstance(c, ToolCallRejected)),
             done=done,
+            items=tuple(copy_json(item) for item in items),
         )
         if answerable:
             open_batch = _OpenBatch(answerable)
@@ -278,9 +366,9 @@ class Conversation:
     def answer(self, call_id: str, output: str, *, status: RunState = RunState.COMPLETED) -> None:
         """Answer a ready call with its result (or error text, ``status=FAILED``).
 
-        See :func:`tool_message` for what the tool message says. Once every call of the
-        response is answered, the tool messages are added in call order (repair notes
-        on the first message that needs each one).
+        See :func:`tool_message` for what the answer says. Once every call of the
+        response is answered, the answers are added in call order (repair notes on the
+        first answer that needs each one).
         """
         current = self.status(call_id)
         if current.is_answer:
@@ -327,24 +415,33 @@ class Conversation:
 
     def _append(self, message: dict[str, Any]) -> None:
         self._messages.append(message)
-        text = _text_of(message)
-        if text and repair_note_fingerprints(text):
-            self._noted.append(text)
+        self._note(message)
+
+    def _note(self, value: object) -> None:
+        for text in _texts(value):
+            if text and repair_note_fingerprints(text):
+                self._noted.append(text)
 
     def _settle(self) -> None:
         batch = self._batch
         if batch is None or not all(s.is_answer for s in batch.status.values()):
             return
         self._batch = None
+        answers: list[dict[str, Any]] = []
         for call in batch.calls:
             if isinstance(call, ToolCallRejected):
-                self._append(tool_message(call))
+                answer = answer_entry(call, provider=self._provider)
             else:
-                self._append(
-                    tool_message(
-                        call,
-                        batch.outputs[call.call_id],
-                        status=batch.status[call.call_id],
-                        history=self._noted,
-                    )
+                answer = answer_entry(
+                    call,
+                    batch.outputs[call.call_id],
+                    status=batch.status[call.call_id],
+                    history=self._noted,
+                    provider=self._provider,
                 )
+            self._note(answer)  # a later parallel call with the same mistake gets no note
+            answers.append(answer)
+        if self._provider is Provider.ANTHROPIC:  # every result in one user message
+            self._messages.append({"role": "user", "content": answers})
+        else:
+            self._messages.extend(answers)

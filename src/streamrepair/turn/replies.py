@@ -1,12 +1,24 @@
-"""Rendering the turn loop's messages: the tool message that answers a call, and the
-assistant message to store for a Chat Completions stream.
+"""Rendering the turn loop's messages, for Chat Completions, Anthropic Messages and the
+Responses API: the answer to a call, and the assistant turn to store.
 
 Pure functions of the stream's events, with no conversation state (that is
-:class:`~streamrepair.Conversation`, which uses them). The history API rejects an
-assistant message with ``tool_calls`` not followed by one tool message per id, so every
-call gets an answer: rejected calls are answered ``not_started`` with guidance and put
-back in the assistant message with arguments that are valid JSON (what the model wrote
-when it was complete JSON, else ``{}``); the text as streamed stays on the event.
+:class:`~streamrepair.Conversation`, which uses them). Every API rejects a call that is
+not answered, and an answer whose call is not in the history, so every call gets an
+answer: rejected calls are answered ``not_started`` with guidance and put back in the
+assistant turn with arguments that are valid JSON (what the model wrote when it was
+complete JSON, else ``{}``), in call order among the calls that are there; the text as
+streamed stays on the event. Everything else the provider sent (reasoning with its
+signature or encrypted content, text, server-tool blocks, other output items) is kept
+as it is in ``Done.messages``, in its order.
+
+=============  ==========================  ===========================================
+protocol       assistant turn              answer
+=============  ==========================  ===========================================
+Chat           :func:`assistant_message`   :func:`tool_message` (one message per call)
+Anthropic      :func:`assistant_message`   :func:`tool_result_block` (all of a turn's
+               (``provider="anthropic"``)  blocks in one user message, in call order)
+Responses      :func:`response_items`      :func:`function_call_output` (one item each)
+=============  ==========================  ===========================================
 """
 
 from __future__ import annotations
@@ -18,11 +30,22 @@ from typing import Any, Final
 
 from ..errors import HistoryError, StreamRepairError
 from ..events import Done, RejectReason, ToolCallReady, ToolCallRejected
+from ..providers.normalizer import Provider
 from ..schema.notes import append_repair_notes
 from ..syntax.oneshot import repair
-from .history import copy_json
+from ._rules import copy_json, history_provider
 
-__all__ = ["CallStatus", "RunState", "assistant_message", "tool_message"]
+__all__ = [
+    "CallStatus",
+    "RunState",
+    "assistant_message",
+    "function_call_output",
+    "response_items",
+    "tool_message",
+    "tool_result_block",
+]
+
+Call = ToolCallReady | ToolCallRejected
 
 
 class RunState(enum.Enum):
@@ -103,14 +126,47 @@ def _join(*parts: str) -> str:
     return "\n".join(part for part in parts if part)
 
 
+def answer_text(
+    call: Call,
+    output: str = "",
+    *,
+    status: RunState | None = None,
+    history: Iterable[str | Mapping[str, Any]] = (),
+) -> tuple[str, RunState]:
+    """The text answering ``call`` and the status it reports (see :func:`tool_message`)."""
+    if not isinstance(output, str):
+        raise TypeError(f"output must be a str, not {type(output).__name__}")
+    if isinstance(call, ToolCallRejected):
+        if status not in (None, RunState.NOT_STARTED) or output:
+            raise ValueError("a rejected call was not run: it is answered not_started")
+        content = _join(
+            _header(call.name, RunState.NOT_STARTED, call.reason),
+            _GUIDANCE[call.reason],
+            call.detail,
+        )
+        return content, RunState.NOT_STARTED
+    if not isinstance(call, ToolCallReady):
+        raise TypeError("call must be a ToolCallReady or ToolCallRejected")
+    status = RunState.COMPLETED if status is None else status
+    if not isinstance(status, RunState) or not status.is_answer:
+        raise ValueError(f"{status!r} is not an answer")
+    content = output if status is RunState.COMPLETED else _join(_header(call.name, status), output)
+    if status is not RunState.NOT_STARTED and (call.repairs or call.schema_repairs):
+        # syntax repairs of the argument text, then the schema rules
+        notes = (*call.repairs, *call.schema_repairs)
+        content = append_repair_notes(content, notes, call.name, history=history)
+    return content, status
+
+
 def tool_message(
-    call: ToolCallReady | ToolCallRejected,
+    call: Call,
     output: str = "",
     *,
     status: RunState | None = None,
     history: Iterable[str | Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The tool message answering ``call``: ``{"role": "tool", "tool_call_id", "content"}``.
+    """The Chat Completions tool message answering ``call``:
+    ``{"role": "tool", "tool_call_id", "content"}``.
 
     For harnesses that keep their own list (:class:`Conversation` uses it too).
 
@@ -124,31 +180,51 @@ def tool_message(
       was dispatched (not ``NOT_STARTED``), its schema repair notes are appended unless
       ``history`` already notes the same rule for the same tool (``notes.py``).
     """
-    if not isinstance(output, str):
-        raise TypeError(f"output must be a str, not {type(output).__name__}")
-    if isinstance(call, ToolCallRejected):
-        if status not in (None, RunState.NOT_STARTED) or output:
-            raise ValueError("a rejected call was not run: it is answered not_started")
-        content = _join(
-            _header(call.name, RunState.NOT_STARTED, call.reason),
-            _GUIDANCE[call.reason],
-            call.detail,
-        )
-    elif isinstance(call, ToolCallReady):
-        status = RunState.COMPLETED if status is None else status
-        if not isinstance(status, RunState) or not status.is_answer:
-            raise ValueError(f"{status!r} is not an answer")
-        if status is RunState.COMPLETED:
-            content = output
-        else:
-            content = _join(_header(call.name, status), output)
-        if status is not RunState.NOT_STARTED and (call.repairs or call.schema_repairs):
-            # syntax repairs of the argument text, then the schema rules
-            notes = (*call.repairs, *call.schema_repairs)
-            content = append_repair_notes(content, notes, call.name, history=history)
-    else:
-        raise TypeError("call must be a ToolCallReady or ToolCallRejected")
+    content, _ = answer_text(call, output, status=status, history=history)
     return {"role": "tool", "tool_call_id": call.call_id, "content": content}
+
+
+def tool_result_block(
+    call: Call,
+    output: str = "",
+    *,
+    status: RunState | None = None,
+    history: Iterable[str | Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The Anthropic ``tool_result`` block answering ``call``:
+    ``{"type": "tool_result", "tool_use_id", "content", "is_error"}``.
+
+    The text is :func:`tool_message`'s. ``is_error: true`` on every answer but a
+    ``completed`` one (a rejected call, a failure, an interruption); ``content`` is left
+    out when the text is empty. The blocks answering one assistant message go together,
+    first and in call order, in the next user message:
+    ``{"role": "user", "content": [block, ...]}``.
+    """
+    content, final = answer_text(call, output, status=status, history=history)
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.call_id}
+    if content:
+        block["content"] = content
+    if final is not RunState.COMPLETED:
+        block["is_error"] = True
+    return block
+
+
+def function_call_output(
+    call: Call,
+    output: str = "",
+    *,
+    status: RunState | None = None,
+    history: Iterable[str | Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The Responses API item answering ``call``:
+    ``{"type": "function_call_output", "call_id", "output"}`` (``custom_tool_call_output``
+    for a ready custom tool call, ``kind == "custom"``). The text is
+    :func:`tool_message`'s (the Responses API has no error flag: the first line names
+    the status)."""
+    content, _ = answer_text(call, output, status=status, history=history)
+    custom = isinstance(call, ToolCallReady) and call.kind == "custom"
+    kind = "custom_tool_call_output" if custom else "function_call_output"
+    return {"type": kind, "call_id": call.call_id, "output": content}
 
 
 def _rejected_arguments(event: ToolCallRejected) -> str:
@@ -163,41 +239,113 @@ def _rejected_arguments(event: ToolCallRejected) -> str:
     return "{}"
 
 
-def _check_chat_message(done: Done) -> dict[str, Any]:
-    if len(done.messages) != 1:
-        raise HistoryError(
-            f"expected one Chat Completions assistant message, got {len(done.messages)} "
-            "items (a Responses API stream?)"
-        )
-    message = done.messages[0]
-    content = message.get("content")
-    if (
-        message.get("role") != "assistant"
-        or not (content is None or isinstance(content, str))
-        or "thinking" in message
-        or "tool_plan" in message
-        or any("id" not in c for c in message.get("tool_calls", ()))
-    ):
-        raise HistoryError(
-            "the stream is not in the Chat Completions format (Anthropic, Ollama or "
-            "Cohere); Conversation keeps Chat Completions histories"
-        )
-    return message
+_WRONG_FORMAT = {
+    Provider.OPENAI: "a Chat Completions stream (provider='openai')",
+    Provider.ANTHROPIC: "an Anthropic Messages stream (provider='anthropic')",
+    Provider.RESPONSES: "a Responses API stream (provider='responses')",
+}
 
 
-def assistant_message(
-    done: Done, calls: Iterable[ToolCallReady | ToolCallRejected]
-) -> dict[str, Any]:
-    """The assistant message to store: ``done.messages[0]`` with every answerable call.
+def _format_of(done: Done) -> Provider | None:
+    """Which protocol ``done.messages`` is in, from its shape (None: none of the three)."""
+    messages = done.messages
+    if len(messages) == 1 and messages[0].get("role") == "assistant" and "type" not in messages[0]:
+        message = messages[0]
+        content = message.get("content")
+        if isinstance(content, list):
+            return Provider.ANTHROPIC
+        if (
+            (content is None or isinstance(content, str))
+            and "thinking" not in message
+            and "tool_plan" not in message
+            and all(isinstance(c, Mapping) and "id" in c for c in message.get("tool_calls", ()))
+        ):
+            return Provider.OPENAI
+        return None
+    if all(isinstance(m.get("type"), str) for m in messages):
+        return Provider.RESPONSES
+    return None
 
-    ``calls`` are the stream's verdicts in call order. Calls present in
-    ``done.messages`` keep their entry there (finished arguments); the other rejected
-    calls with a name are added in their place with valid JSON arguments (see the
-    module docstring); calls with no name are left out. ``content`` is ``""`` rather
-    than null. Raises :class:`HistoryError` for a stream in another format or a ready
-    call missing from ``done``. Nothing passed is modified.
-    """
-    base = _check_chat_message(done)
+
+def check_done(done: Done, provider: Provider) -> None:
+    """Raise :class:`HistoryError` unless ``done.messages`` is in ``provider``'s format."""
+    found = _format_of(done)
+    if found is provider or (provider is Provider.RESPONSES and not done.messages):
+        return
+    what = (
+        _WRONG_FORMAT[found]
+        if found is not None
+        else "a stream in another format (Ollama? Cohere?)"
+    )
+    raise HistoryError(
+        f"this is {what}, not {_WRONG_FORMAT[provider]}: keep the history in the format of "
+        "the stream (Conversation(model, provider=...))"
+    )
+
+
+def call_entries(done: Done, provider: Provider) -> list[tuple[str, str]]:
+    """``(call id, name)`` of every client call in ``done.messages``, in order."""
+    if provider is Provider.OPENAI:
+        calls = done.messages[0].get("tool_calls", ()) if done.messages else ()
+        return [(c["id"], c.get("function", {}).get("name", "")) for c in calls]
+    blocks: Iterable[Any]
+    if provider is Provider.ANTHROPIC:
+        blocks = done.messages[0].get("content", ()) if done.messages else ()
+        return [(b["id"], b.get("name", "")) for b in blocks if b.get("type") == "tool_use"]
+    return [
+        (m["call_id"], m.get("name", ""))
+        for m in done.messages
+        if m.get("type") in ("function_call", "custom_tool_call")
+    ]
+
+
+def _merge_calls(
+    entries: list[dict[str, Any]],
+    call_id_of: Any,
+    calls: Iterable[Call],
+    missing: Any,
+) -> list[dict[str, Any]]:
+    """``entries`` (content blocks or output items, copied) with the client calls not in
+    ``calls`` left out and every rejected, named call missing from them put in: after the
+    entry of the call before it, or before the entry of the call after it, or at the end.
+    ``call_id_of(entry)`` is the call id of a client call's entry, else None;
+    ``missing(event)`` builds the entry of a rejected call."""
+    ordered: list[Call] = []
+    for call in calls:
+        if not isinstance(call, ToolCallReady | ToolCallRejected):
+            raise TypeError("calls must be ToolCallReady or ToolCallRejected events")
+        ordered.append(call)
+    rank = {c.call_id: n for n, c in enumerate(ordered)}
+    out = [copy_json(e) for e in entries if call_id_of(e) is None or call_id_of(e) in rank]
+    present = {call_id_of(e) for e in out} - {None}
+    for n, call in enumerate(ordered):
+        if call.call_id in present:
+            continue
+        if isinstance(call, ToolCallReady):
+            raise HistoryError(f"ready call {call.call_id!r} is not in Done.messages")
+        if not call.name:
+            continue  # nothing valid can name it: neither listed nor answered
+        at = None
+        for position, entry in enumerate(out):
+            other = call_id_of(entry)
+            if other is not None and rank[other] < n:
+                at = position + 1
+        if at is None:
+            at = next(
+                (
+                    p
+                    for p, e in enumerate(out)
+                    if call_id_of(e) is not None and rank[call_id_of(e)] > n
+                ),
+                len(out),
+            )
+        out.insert(at, missing(call))
+        present.add(call.call_id)
+    return out
+
+
+def _chat_message(done: Done, calls: Iterable[Call]) -> dict[str, Any]:
+    base = done.messages[0]
     entries = {c["id"]: c for c in base.get("tool_calls", ())}
     message = {k: copy_json(v) for k, v in base.items() if k != "tool_calls"}
     if message.get("content") is None:
@@ -224,3 +372,97 @@ def assistant_message(
     if tool_calls:
         message["tool_calls"] = tool_calls
     return message
+
+
+def _tool_use_id(block: Mapping[str, Any]) -> str | None:
+    return block["id"] if block.get("type") == "tool_use" else None
+
+
+def _anthropic_message(done: Done, calls: Iterable[Call]) -> dict[str, Any]:
+    base = done.messages[0]
+    message = {k: copy_json(v) for k, v in base.items() if k != "content"}
+
+    def missing(call: ToolCallRejected) -> dict[str, Any]:
+        arguments = json.loads(_rejected_arguments(call))
+        return {"type": "tool_use", "id": call.call_id, "name": call.name, "input": arguments}
+
+    message["content"] = _merge_calls(list(base["content"]), _tool_use_id, calls, missing)
+    return message
+
+
+def assistant_message(
+    done: Done, calls: Iterable[Call], *, provider: Provider | str | None = None
+) -> dict[str, Any]:
+    """The assistant message to store: ``done.messages[0]`` with every answerable call.
+
+    ``calls`` are the stream's verdicts in call order; ``provider`` the protocol
+    (``"openai"``, the default: Chat Completions; ``"anthropic"``). Calls present in
+    ``done.messages`` keep their entry there (finished arguments); the other rejected
+    calls with a name are added in their place with valid JSON arguments (see the
+    module docstring); calls with no name are left out. Chat: ``content`` is ``""``
+    rather than null. Anthropic: every other block (thinking with its signature,
+    redacted thinking, text, server-tool blocks) is kept in its order. Raises
+    :class:`HistoryError` for a stream in another format (a Responses stream:
+    :func:`response_items`) or a ready call missing from ``done``. Nothing passed is
+    modified.
+    """
+    protocol = history_provider(provider)
+    if protocol is Provider.RESPONSES:
+        raise HistoryError("a Responses API turn is several output items: use response_items()")
+    check_done(done, protocol)
+    if protocol is Provider.ANTHROPIC:
+        return _anthropic_message(done, calls)
+    return _chat_message(done, calls)
+
+
+def _response_call_id(item: Mapping[str, Any]) -> str | None:
+    if item.get("type") in ("function_call", "custom_tool_call"):
+        return str(item["call_id"])
+    return None
+
+
+def response_items(done: Done, calls: Iterable[Call]) -> list[dict[str, Any]]:
+    """The Responses API output items to store: ``done.messages`` with every answerable
+    call, for the ``input`` of the next request.
+
+    Reasoning items (with their ``encrypted_content`` when it was requested), messages
+    and every other item are kept as received, in order; ``function_call`` items of the
+    ready calls as in ``done.messages``; rejected calls with a name are added as
+    ``function_call`` items with valid JSON arguments after the call before them.
+    Raises :class:`HistoryError` for a stream in another format or a ready call missing
+    from ``done``. Nothing passed is modified.
+    """
+    check_done(done, Provider.RESPONSES)
+
+    def missing(call: ToolCallRejected) -> dict[str, Any]:
+        return {
+            "type": "function_call",
+            "call_id": call.call_id,
+            "name": call.name,
+            "arguments": _rejected_arguments(call),
+        }
+
+    return _merge_calls(list(done.messages), _response_call_id, calls, missing)
+
+
+def assistant_items(done: Done, calls: Iterable[Call], provider: Provider) -> list[dict[str, Any]]:
+    """What to append to a ``provider`` history for one response (internal)."""
+    if provider is Provider.RESPONSES:
+        return response_items(done, calls)
+    return [assistant_message(done, calls, provider=provider)]
+
+
+def answer_entry(
+    call: Call,
+    output: str = "",
+    *,
+    status: RunState | None = None,
+    history: Iterable[str | Mapping[str, Any]] = (),
+    provider: Provider,
+) -> dict[str, Any]:
+    """The answer to ``call`` in ``provider``'s format (internal)."""
+    if provider is Provider.ANTHROPIC:
+        return tool_result_block(call, output, status=status, history=history)
+    if provider is Provider.RESPONSES:
+        return function_call_output(call, output, status=status, history=history)
+    return tool_message(call, output, status=status, history=history)
