@@ -1,13 +1,17 @@
 """A complete async tool loop for DeepSeek thinking mode, with streamrepair.
 
-    python examples/deepseek_tool_loop.py            # offline: a scripted fake DeepSeek
-    python examples/deepseek_tool_loop.py --trio     # the same on trio
-    DEEPSEEK_API_KEY=... python examples/deepseek_tool_loop.py --live
+    python examples/deepseek_tool_loop.py              # offline: a scripted fake DeepSeek
+    python examples/deepseek_tool_loop.py --trio       # the same on trio
+    python examples/deepseek_tool_loop.py --anthropic  # over the Anthropic Messages API
+    DEEPSEEK_API_KEY=... python examples/deepseek_tool_loop.py --live [--anthropic]
 
-It talks to the server with the OpenAI SDK (``pip install openai``), with DeepSeek's
-settings: ``model="deepseek-v4-flash"`` and ``extra_body={"thinking": {"type":
-"enabled"}}``. Offline, a fake DeepSeek on 127.0.0.1 plays a scripted conversation and
-answers HTTP 400 to the histories the real API rejects (no network, no API key):
+By default it talks Chat Completions with the OpenAI SDK (``pip install openai``) and
+DeepSeek's settings: ``model="deepseek-v4-flash"`` and ``extra_body={"thinking":
+{"type": "enabled"}}``. With ``--anthropic`` it talks the Anthropic Messages API with
+the Anthropic SDK (``pip install anthropic``), as to DeepSeek's
+``https://api.deepseek.com/anthropic`` (or Claude: the loop is the same). Offline, a
+fake server on 127.0.0.1 plays a scripted conversation and answers HTTP 400 to the
+histories the real API rejects (no network, no API key):
 
 * turn 1: two parallel ``get_weather`` calls (one repaired: a trailing comma and
   ``"days": "2"``), a ``write_file`` cut off at the output limit and answered with
@@ -16,14 +20,15 @@ answers HTTP 400 to the histories the real API rejects (no network, no API key):
 * turn 3: a clean turn after the abort.
 
 The loop itself is :func:`run_user_turn`: :class:`~streamrepair.Conversation` keeps the
-history and the ``reasoning_content`` policy, :class:`~streamrepair.AbortFence` makes the
-turn interruptible, :func:`~streamrepair.run_tool_calls` runs the parallel calls.
+history and the reasoning policy, :class:`~streamrepair.AbortFence` makes the turn
+interruptible, :func:`~streamrepair.run_tool_calls` runs the parallel calls.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import http.server
 import json
 import os
@@ -39,6 +44,7 @@ from streamrepair import (
     Conversation,
     Done,
     FencePhase,
+    Provider,
     ReasoningDelta,
     ReasoningPolicy,
     StreamEvent,
@@ -89,6 +95,19 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
+#: The same tools as the Anthropic Messages API takes them.
+ANTHROPIC_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": t["function"]["name"],
+        "description": t["function"]["description"],
+        "input_schema": t["function"]["parameters"],
+    }
+    for t in TOOLS
+]
+#: Anthropic's ``max_tokens`` (required) and thinking settings (DeepSeek ignores the budget).
+MAX_TOKENS = 8192
+ANTHROPIC_THINKING = {"type": "enabled", "budget_tokens": 4096}
+
 FORECASTS = {"Hangzhou": "cloudy, 7~13°C", "Suzhou": "light rain, 9~14°C"}
 
 
@@ -113,6 +132,28 @@ class Workspace:
 EventHook = Callable[[StreamEvent], Awaitable[None]]
 
 
+async def open_stream(client: Any, conversation: Conversation) -> Any:
+    """The request for the next response, in the conversation's protocol."""
+    if conversation.provider is Provider.ANTHROPIC:
+        system = {"system": conversation.system} if conversation.system else {}
+        return await client.messages.create(
+            model=conversation.model,
+            max_tokens=MAX_TOKENS,
+            messages=conversation.messages(),
+            tools=ANTHROPIC_TOOLS,
+            thinking=ANTHROPIC_THINKING,
+            stream=True,
+            **system,
+        )
+    return await client.chat.completions.create(
+        model=conversation.model,
+        messages=conversation.messages(),
+        tools=TOOLS,
+        stream=True,
+        extra_body=THINKING,
+    )
+
+
 async def run_user_turn(
     client: Any,
     conversation: Conversation,
@@ -134,13 +175,7 @@ async def run_user_turn(
         if on_abort is not None:
             phase.on_abort("on-abort", on_abort)  # registered, not run
         for _ in range(MAX_STEPS):
-            stream = await client.chat.completions.create(
-                model=conversation.model,
-                messages=conversation.messages(),
-                tools=TOOLS,
-                stream=True,
-                extra_body=THINKING,
-            )
+            stream = await open_stream(client, conversation)
             events = aiter_events(stream, tools=TOOLS)
             seen: list[StreamEvent] = []
             try:
@@ -154,7 +189,7 @@ async def run_user_turn(
                 batch = conversation.add_response(seen, core=events.core)
             if batch.ready:
                 await run_tool_calls(conversation, workspace.run)
-            elif not batch.rejected:
+            elif not batch.rejected and not batch.paused:
                 break  # the model answered; the turn is over
     conversation.cancel_pending()  # after an abort: answer anything still waiting
     return phase
@@ -221,6 +256,60 @@ class Reply:
         if not self.stall:
             out.append(chunk({"content": "", "reasoning_content": None}, self.finish))
         return out
+
+    def anthropic_events(self) -> list[dict[str, Any]]:
+        """The same response as the Anthropic Messages API streams it: a signed thinking
+        block, the text, a ``tool_use`` block per call; the call cut by ``length`` is
+        never closed (``max_tokens``)."""
+        message = {
+            "id": "msg_01Hz8mA2kQfY5cRb3vNw7ZtE",
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 100, "output_tokens": 1},
+        }
+        out: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
+
+        def block(index: int, start: dict[str, Any], deltas: list[dict[str, Any]]) -> None:
+            out.append({"type": "content_block_start", "index": index, "content_block": start})
+            out.extend({"type": "content_block_delta", "index": index, "delta": d} for d in deltas)
+
+        first, *rest = self.reasoning.split(" ")
+        words = [first, *(" " + w for w in rest)]
+        thinking = [{"type": "thinking_delta", "thinking": w} for w in words]
+        thinking.append({"type": "signature_delta", "signature": sign(self.reasoning)})
+        block(0, {"type": "thinking", "thinking": "", "signature": ""}, thinking)
+        out.append({"type": "content_block_stop", "index": 0})
+        index = 1
+        if self.content:
+            block(
+                index, {"type": "text", "text": ""}, [{"type": "text_delta", "text": self.content}]
+            )
+            out.append({"type": "content_block_stop", "index": index})
+            index += 1
+        for n, (call_id, name, arguments) in enumerate(self.calls):
+            start = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+            pieces = [{"type": "input_json_delta", "partial_json": p} for p in _pieces(arguments)]
+            block(index, start, pieces)
+            last = n == len(self.calls) - 1
+            if not (last and (self.stall or self.finish == "length")):
+                out.append({"type": "content_block_stop", "index": index})
+            index += 1
+        if not self.stall:
+            reason = {"tool_calls": "tool_use", "length": "max_tokens"}.get(self.finish, "end_turn")
+            delta = {"stop_reason": reason, "stop_sequence": None}
+            out.append({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 20}})
+            out.append({"type": "message_stop"})
+        return out
+
+
+def sign(thinking: str) -> str:
+    """The fake server's thinking signature: the real ones are opaque and verified by the
+    server, so a thinking block whose text changed is rejected."""
+    return "EqQB" + hashlib.sha256(b"fake-anthropic/" + thinking.encode()).hexdigest()[:40]
 
 
 REPORT = "# Weather\n\nHangzhou: cloudy, 7~13°C\nSuzhou: light rain, 9~14°C\n"
@@ -325,6 +414,115 @@ def api_problem(body: Mapping[str, Any], rule: ReasoningPolicy) -> str | None:
     return UNANSWERED_ERROR if waiting else None
 
 
+ANTHROPIC_REASONING_ERROR = (
+    "The `content[].thinking` in the thinking mode must be passed back to the API."
+)
+
+
+def anthropic_problem(body: Mapping[str, Any]) -> str | None:
+    """Why the Anthropic Messages API would answer 400, or None, with its wording.
+    Written apart from streamrepair, from the documented errors; a ``deepseek-*`` model
+    adds DeepSeek's thinking rule (see :func:`api_problem`) for its ``/anthropic``
+    endpoint.
+
+    Consecutive user (or assistant) messages count as one turn, as the API combines
+    them."""
+    messages = body["messages"]
+    thinking_on = body.get("thinking", {}).get("type") == "enabled"
+    last = len(messages) - 1
+    turns: list[tuple[str, list[tuple[int, int, dict[str, Any]]]]] = []
+    for i, m in enumerate(messages):
+        content = m["content"]
+        if content in ("", []) and not (m["role"] == "assistant" and i == last):
+            return (
+                f"messages.{i}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for j, b in enumerate(blocks):
+            if b["type"] == "text" and b["text"] == "":
+                return "messages: text content blocks must be non-empty"
+            if b["type"] == "thinking":
+                if "signature" not in b:
+                    return f"messages.{i}.content.{j}.thinking.signature: Field required"
+                if b["signature"] != sign(b["thinking"]):
+                    return f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
+        entries = [(i, j, b) for j, b in enumerate(blocks)]
+        if turns and turns[-1][0] == m["role"]:
+            turns[-1][1].extend(entries)
+        else:
+            turns.append((m["role"], entries))
+    for k, (role, entries) in enumerate(turns):
+        if role != "assistant":
+            continue
+        uses = [b["id"] for _, _, b in entries if b["type"] == "tool_use"]
+        after = turns[k + 1][1] if k + 1 < len(turns) else []
+        leading = []
+        for _, _, b in after:
+            if b["type"] != "tool_result":
+                break
+            leading.append(b["tool_use_id"])
+        missing = [u for u in uses if u not in leading]
+        if missing:
+            return (
+                f"messages.{entries[0][0]}: `tool_use` ids were found without `tool_result` "
+                f"blocks immediately after: {', '.join(missing)}. Each `tool_use` block must "
+                "have a corresponding `tool_result` block in the next message."
+            )
+        for i, j, b in after:
+            if b["type"] == "tool_result" and b["tool_use_id"] not in uses:
+                return (
+                    f"messages.{i}.content.{j}: unexpected `tool_use_id` found in "
+                    f"`tool_result` blocks: {b['tool_use_id']}. Each `tool_result` block must "
+                    "have a corresponding `tool_use` block in the previous message."
+                )
+    if turns and turns[0][0] == "user":
+        first = turns[0][1]
+        for i, j, b in first:
+            if b["type"] == "tool_result":
+                return (
+                    f"messages.{i}.content.{j}: unexpected `tool_use_id` found in "
+                    f"`tool_result` blocks: {b['tool_use_id']}. Each `tool_result` block must "
+                    "have a corresponding `tool_use` block in the previous message."
+                )
+    final = next((e for r, e in reversed(turns) if r == "assistant"), None)
+    if thinking_on and final and any(b["type"] == "tool_use" for _, _, b in final):
+        i, _, b = final[0]
+        if b["type"] not in ("thinking", "redacted_thinking"):
+            return (
+                f"messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                f"but found `{b['type']}`. When `thinking` is enabled, a final `assistant` "
+                "message must start with a thinking block (preceeding the lastmost set of "
+                "`tool_use` and `tool_result` blocks)."
+            )
+    if str(body.get("model", "")).startswith("deepseek"):
+        return _deepseek_thinking_problem(messages)
+    return None
+
+
+def _deepseek_thinking_problem(messages: list[dict[str, Any]]) -> str | None:
+    """DeepSeek's rule over the Anthropic format: in a user turn where the model used a
+    tool, every assistant message carries its thinking back."""
+    turn_of: list[int] = []
+    used_tools: set[int] = set()
+    turn = -1
+    for m in messages:
+        content = m["content"]
+        blocks = [{"type": "text"}] if isinstance(content, str) else content
+        if m["role"] == "user" and any(b["type"] != "tool_result" for b in blocks):
+            turn += 1  # a message the user wrote, not only tool results
+        turn_of.append(turn)
+        if m["role"] == "assistant" and any(b["type"] == "tool_use" for b in blocks):
+            used_tools.add(turn)
+    for i, m in enumerate(messages):
+        if m["role"] != "assistant" or turn_of[i] not in used_tools:
+            continue
+        content = m["content"]
+        if isinstance(content, str) or not any(b["type"] == "thinking" for b in content):
+            return ANTHROPIC_REASONING_ERROR
+    return None
+
+
 class FakeDeepSeek:
     """``POST /chat/completions`` on 127.0.0.1, answering from ``script`` in order.
 
@@ -332,6 +530,9 @@ class FakeDeepSeek:
     HTTP 400 with DeepSeek's error body (see :func:`api_problem`). Use as a context
     manager; :attr:`base_url` is where to point the client.
     """
+
+    path = "/chat/completions"
+    keep_alive = b": keep-alive\n\n"
 
     def __init__(
         self, script: tuple[Reply, ...] = SCRIPT, *, rule: ReasoningPolicy | None = None
@@ -345,19 +546,16 @@ class FakeDeepSeek:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
+                if self.path.split("?")[0] != fake.path:
+                    self.send_error(404)
+                    return
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with fake._lock:
                     fake.requests.append(body)
-                    problem = api_problem(body, fake.rule)
+                    problem = fake.problem(body)
                     reply = fake.script.pop(0) if problem is None and fake.script else None
                 if reply is None:
-                    error = {
-                        "message": problem or "script exhausted",
-                        "type": "invalid_request_error",
-                        "param": None,
-                        "code": "invalid_request_error",
-                    }
-                    data = json.dumps({"error": error}).encode()
+                    data = json.dumps(fake.error(problem or "script exhausted")).encode()
                     self.send_response(400)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
@@ -368,14 +566,12 @@ class FakeDeepSeek:
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
                 try:
-                    for item in reply.chunks():
-                        self.wfile.write(b"data: " + json.dumps(item).encode() + b"\n\n")
-                    if not reply.stall:
-                        self.wfile.write(b"data: [DONE]\n\n")
+                    for frame in fake.frames(reply):
+                        self.wfile.write(frame)
                     self.wfile.flush()
                     # Stalled: keep the connection open until the client goes away.
                     while reply.stall and not fake._stop.wait(0.02):
-                        self.wfile.write(b": keep-alive\n\n")
+                        self.wfile.write(fake.keep_alive)
                         self.wfile.flush()
                 except OSError:
                     pass  # the client closed the connection (an abort)
@@ -388,6 +584,27 @@ class FakeDeepSeek:
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
+
+    def problem(self, body: Mapping[str, Any]) -> str | None:
+        """Why the real API would answer 400 (None: it would not)."""
+        return api_problem(body, self.rule)
+
+    def frames(self, reply: Reply) -> list[bytes]:
+        """The SSE frames of one scripted response."""
+        out = [b"data: " + json.dumps(item).encode() + b"\n\n" for item in reply.chunks()]
+        return out if reply.stall else [*out, b"data: [DONE]\n\n"]
+
+    @staticmethod
+    def error(message: str) -> dict[str, Any]:
+        """The 400 body."""
+        return {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_request_error",
+            }
+        }
 
     @property
     def base_url(self) -> str:
@@ -405,6 +622,32 @@ class FakeDeepSeek:
         self._thread.join()
 
 
+class FakeAnthropic(FakeDeepSeek):
+    """``POST /v1/messages``: the same script as the Anthropic Messages API streams it
+    (:meth:`Reply.anthropic_events`), and HTTP 400 with Anthropic's error body where the
+    real API would answer it (see :func:`anthropic_problem`)."""
+
+    path = "/v1/messages"
+    keep_alive = b'event: ping\ndata: {"type": "ping"}\n\n'
+
+    def problem(self, body: Mapping[str, Any]) -> str | None:
+        return anthropic_problem(body)
+
+    def frames(self, reply: Reply) -> list[bytes]:
+        return [
+            f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
+            for e in reply.anthropic_events()
+        ]
+
+    @staticmethod
+    def error(message: str) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+
+    def __enter__(self) -> FakeAnthropic:
+        super().__enter__()
+        return self
+
+
 @dataclass
 class DemoResult:
     conversation: Conversation
@@ -413,15 +656,36 @@ class DemoResult:
     stopped: list[int]  # phases whose abort handler ran
 
 
-async def demo(
-    base_url: str, *, policy: ReasoningPolicy | None = None, echo: bool = False
-) -> DemoResult:
-    """The scripted conversation: three user turns, the user presses stop in turn 2
-    as soon as the ``get_weather`` call starts streaming."""
+def make_client(base_url: str, *, anthropic: bool, api_key: str = "sk-offline") -> Any:
+    """The SDK's async client: OpenAI's for Chat Completions, Anthropic's for Messages."""
+    if anthropic:
+        from anthropic import AsyncAnthropic
+
+        return AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
     from openai import AsyncOpenAI
 
-    client = AsyncOpenAI(api_key="sk-offline", base_url=base_url, max_retries=0)
-    conversation = Conversation(MODEL, policy=policy, system="You are a helpful assistant.")
+    return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+
+
+def make_conversation(policy: ReasoningPolicy | None = None, *, anthropic: bool) -> Conversation:
+    provider = Provider.ANTHROPIC if anthropic else Provider.OPENAI
+    return Conversation(
+        MODEL, policy=policy, system="You are a helpful assistant.", provider=provider
+    )
+
+
+async def demo(
+    base_url: str,
+    *,
+    policy: ReasoningPolicy | None = None,
+    echo: bool = False,
+    anthropic: bool = False,
+) -> DemoResult:
+    """The scripted conversation: three user turns, the user presses stop in turn 2
+    as soon as the ``get_weather`` call starts streaming. ``anthropic``: over the
+    Anthropic Messages API (a :class:`FakeAnthropic` at ``base_url``)."""
+    client = make_client(base_url, anthropic=anthropic)
+    conversation = make_conversation(policy, anthropic=anthropic)
     fence = AbortFence()
     workspace = Workspace()
     stopped: list[int] = []
@@ -464,14 +728,12 @@ async def demo(
     return DemoResult(conversation, phases, workspace, stopped)
 
 
-async def live() -> None:
-    """Two turns against api.deepseek.com (needs ``DEEPSEEK_API_KEY``)."""
-    from openai import AsyncOpenAI
-
-    client = AsyncOpenAI(
-        api_key=os.environ["DEEPSEEK_API_KEY"], base_url="https://api.deepseek.com"
-    )
-    conversation = Conversation(MODEL, system="You are a helpful assistant.")
+async def live(*, anthropic: bool = False) -> None:
+    """Two turns against api.deepseek.com (needs ``DEEPSEEK_API_KEY``); ``anthropic``:
+    through its Anthropic-format endpoint."""
+    base_url = "https://api.deepseek.com" + ("/anthropic" if anthropic else "")
+    client = make_client(base_url, anthropic=anthropic, api_key=os.environ["DEEPSEEK_API_KEY"])
+    conversation = make_conversation(anthropic=anthropic)
     fence, workspace = AbortFence(), Workspace()
 
     async def show(event: StreamEvent) -> None:
@@ -490,13 +752,19 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--live", action="store_true", help="use api.deepseek.com")
     parser.add_argument("--trio", action="store_true", help="run on trio")
+    parser.add_argument(
+        "--anthropic", action="store_true", help="the Anthropic Messages API (anthropic SDK)"
+    )
     args = parser.parse_args(argv)
     backend = "trio" if args.trio else "asyncio"
     if args.live:
-        anyio.run(live, backend=backend)
+        anyio.run(functools.partial(live, anthropic=args.anthropic), backend=backend)
         return
-    with FakeDeepSeek() as server:
-        result = anyio.run(lambda: demo(server.base_url, echo=True), backend=backend)
+    fake = FakeAnthropic() if args.anthropic else FakeDeepSeek()
+    with fake as server:
+        result = anyio.run(
+            lambda: demo(server.base_url, echo=True, anthropic=args.anthropic), backend=backend
+        )
     print(f"\n\n{len(server.requests)} requests, files: {sorted(result.workspace.files)}")
 
 

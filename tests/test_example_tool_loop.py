@@ -1,10 +1,12 @@
 """examples/deepseek_tool_loop.py end to end, offline: the OpenAI SDK against a fake
-DeepSeek on 127.0.0.1 that answers HTTP 400 like the real API. Two (three) user turns,
+DeepSeek on 127.0.0.1 that answers HTTP 400 like the real API, and the Anthropic SDK
+against a fake Anthropic Messages API that does the same. Two (three) user turns,
 parallel calls, a repaired call, a cut-off call answered with guidance, an abort in the
 middle of a stream, a clean turn after it, and the exact ``messages`` of every request."""
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import os
@@ -15,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import anthropic
 import openai
 import pytest
 
@@ -22,6 +25,7 @@ from streamrepair import (
     AbortFence,
     Conversation,
     FencePhaseState,
+    Provider,
     ReasoningPolicy,
     RepairKind,
     SchemaRule,
@@ -321,3 +325,202 @@ def test_the_fake_server_only_plays_its_script() -> None:
                 model=ex.MODEL, messages=[{"role": "user", "content": "hi"}]
             )
         client.close()
+
+
+# -- the Anthropic variant -----------------------------------------------------------------
+
+
+def think(step: int) -> dict[str, Any]:
+    reasoning = ex.SCRIPT[step].reasoning
+    return {"type": "thinking", "thinking": reasoning, "signature": ex.sign(reasoning)}
+
+
+def use(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
+
+
+def said(step: int, *calls: dict[str, Any]) -> dict[str, Any]:
+    """The assistant message for script step ``step`` as the Anthropic API must get it:
+    its signed thinking block first, its text, its tool_use blocks."""
+    content = [think(step)]
+    if ex.SCRIPT[step].content:
+        content.append({"type": "text", "text": ex.SCRIPT[step].content})
+    return {"role": "assistant", "content": [*content, *calls]}
+
+
+def result(call_id: str, content: str, *, error: bool = False) -> dict[str, Any]:
+    block = {"type": "tool_result", "tool_use_id": call_id, "content": content}
+    return {**block, "is_error": True} if error else block
+
+
+def expected_anthropic_requests() -> list[list[dict[str, Any]]]:
+    report = {"path": "report.md", "content": ex.REPORT}
+    turn1 = [
+        user(0),
+        said(
+            0,
+            use(A, "get_weather", {"city": "Hangzhou"}),
+            use(B, "get_weather", {"city": "Suzhou", "days": 2}),
+        ),
+        {
+            "role": "user",
+            "content": [
+                result(A, "Hangzhou, 1 day(s): cloudy, 7~13°C"),
+                result(B, "Suzhou, 2 day(s): light rain, 9~14°C" + NOTE),
+            ],
+        },
+        said(1, use(C, "write_file", {})),  # the cut call, with input that parses
+        {"role": "user", "content": [result(C, "<cut answer>", error=True)]},
+        said(2, use(D, "write_file", report)),
+        {"role": "user", "content": [result(D, f"wrote {len(ex.REPORT)} characters to report.md")]},
+    ]
+    aborted = [
+        said(4, use(N, "get_weather", {})),
+        # the answer to the aborted call, then the next user message: results first
+        {"role": "user", "content": [result(N, "<abort>", error=True), user(2)["content"]]},
+    ]
+    return [
+        turn1[:1],
+        turn1[:3],
+        turn1[:5],
+        turn1[:7],
+        [*turn1, said(3), user(1)],  # the tool turn's final answer keeps its thinking
+        [*turn1, said(3), user(1), *aborted],
+    ]
+
+
+def anthropic_sent(server: Any) -> list[list[dict[str, Any]]]:
+    """The messages of each request, with the two guidance answers checked and replaced
+    by placeholders, and a user's text after the results shown as its string."""
+    out = []
+    for body in server.requests:
+        messages = copy.deepcopy(body["messages"])
+        for m in messages:
+            if m["role"] != "user" or not isinstance(m["content"], list):
+                continue
+            for b in m["content"]:
+                if b["type"] == "tool_result" and b["tool_use_id"] == C:
+                    assert CUT_HEAD.match(b["content"]), b["content"]
+                    assert "`max_tokens`" in b["content"]
+                    b["content"] = "<cut answer>"
+                elif b["type"] == "tool_result" and b["tool_use_id"] == N:
+                    assert b["content"].startswith(ABORT_ANSWER)
+                    b["content"] = "<abort>"
+            m["content"] = [b["text"] if b["type"] == "text" else b for b in m["content"]]
+        out.append(messages)
+    return out
+
+
+CUT_HEAD = re.compile(
+    r"\[streamrepair: write_file was not executed; status: not_started; reason: cut_off\]\n"
+    r"The arguments were cut off before they were complete"
+)
+
+
+async def test_the_anthropic_variant_sends_exactly_what_the_api_needs() -> None:
+    with ex.FakeAnthropic() as server:
+        result_ = await ex.demo(server.base_url, anthropic=True)
+    conversation = result_.conversation
+    assert conversation.provider is Provider.ANTHROPIC
+    assert conversation.policy is KEEP  # deepseek-v4-flash over /anthropic
+    assert anthropic_sent(server) == expected_anthropic_requests()
+    for body in server.requests:
+        assert body["model"] == "deepseek-v4-flash"
+        assert body["system"] == "You are a helpful assistant."
+        assert body["thinking"] == ex.ANTHROPIC_THINKING
+        assert body["tools"] == ex.ANTHROPIC_TOOLS
+        assert body["stream"] is True
+        assert ex.anthropic_problem(body) is None
+        assert check_history(body["messages"], policy=KEEP, provider="anthropic") == ()
+    assert [p.state for p in result_.phases] == [
+        FencePhaseState.FINISHED,
+        FencePhaseState.ABORTED,
+        FencePhaseState.FINISHED,
+    ]
+    assert result_.stopped == [2]
+    assert result_.workspace.files == {"report.md": ex.REPORT}  # the cut write never ran
+    assert conversation.history[-1] == said(5)  # stored as received
+
+
+async def test_what_a_naive_anthropic_harness_sends_is_a_400() -> None:
+    with ex.FakeAnthropic() as server:
+        result_ = await ex.demo(server.base_url, anthropic=True)
+    sent = result_.conversation.messages()
+    answer = 7  # said(3), the final answer of the tool turn
+    assert sent[answer] == said(3)
+    # Each history as a harness gets it wrong, the 400 the API answers, and what
+    # check_history says about it beforehand.
+    orphan = copy.deepcopy(sent)  # Done.messages holds only the ready calls...
+    orphan[3]["content"] = orphan[3]["content"][:1]  # ...but every call is answered
+    edited = copy.deepcopy(sent)
+    edited[1]["content"][0]["thinking"] += " "  # thinking must come back unmodified
+    text_first = copy.deepcopy(sent)
+    text_first[2]["content"].insert(0, {"type": "text", "text": "Here are the results."})
+    no_thinking = copy.deepcopy(sent)
+    del no_thinking[answer]["content"][0]  # kept only on messages with tool_use
+    unsigned = copy.deepcopy(sent)
+    del unsigned[1]["content"][0]["signature"]
+    cases = [
+        (orphan, "unexpected `tool_use_id` found in `tool_result` blocks", "orphan_tool_message"),
+        (edited, "Invalid `signature` in `thinking` block", None),
+        (text_first, "`tool_use` ids were found without `tool_result`", "results_not_first"),
+        (no_thinking, ex.ANTHROPIC_REASONING_ERROR, "missing_reasoning"),
+        (unsigned, "thinking.signature: Field required", "unsigned_thinking"),
+    ]
+    script = tuple(ex.Reply("Fine.", content="ok") for _ in cases)
+    with ex.FakeAnthropic(script) as server:
+        client = anthropic.AsyncAnthropic(api_key="sk-x", base_url=server.base_url, max_retries=0)
+        async with client:
+            for messages, error, kind in cases:
+                problems = check_history(messages, policy=KEEP, provider="anthropic")
+                assert {p.kind.value for p in problems} == ({kind} if kind else set())
+                with pytest.raises(anthropic.BadRequestError, match=re.escape(error)):
+                    await client.messages.create(
+                        model=ex.MODEL,
+                        max_tokens=ex.MAX_TOKENS,
+                        messages=messages,
+                        thinking=ex.ANTHROPIC_THINKING,  # type: ignore[arg-type]
+                        stream=True,
+                    )
+            stream = await client.messages.create(
+                model=ex.MODEL,
+                max_tokens=ex.MAX_TOKENS,
+                messages=sent,
+                thinking=ex.ANTHROPIC_THINKING,  # type: ignore[arg-type]
+                stream=True,
+            )
+            async for _ in stream:
+                pass
+
+
+async def test_a_claude_tool_loop_without_its_thinking_is_a_400() -> None:
+    # Anthropic's own rule with thinking on: the last assistant message of a tool loop
+    # starts with its thinking block. The conversation never drops it.
+    with ex.FakeAnthropic() as server:
+        result_ = await ex.demo(server.base_url, anthropic=True)
+    loop = result_.conversation.messages()[:3]  # a tool call and its results
+    stripped = copy.deepcopy(loop)
+    del stripped[1]["content"][0]
+    body = {"model": "claude-sonnet-4-5", "thinking": ex.ANTHROPIC_THINKING}
+    assert ex.anthropic_problem({**body, "messages": loop}) is None
+    problem = ex.anthropic_problem({**body, "messages": stripped})
+    assert problem is not None
+    assert "Expected `thinking` or `redacted_thinking`, but found `tool_use`" in problem
+
+
+def test_the_anthropic_variant_runs_as_a_script_offline() -> None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT / "src"), env.get("PYTHONPATH", "")) if p
+    )
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--anthropic"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "[stopped by the user]" in done.stdout
+    assert done.stdout.rstrip().endswith("6 requests, files: ['report.md']")
