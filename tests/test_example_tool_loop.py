@@ -493,12 +493,10 @@ async def test_what_a_naive_anthropic_harness_sends_is_a_400() -> None:
                 pass
 
 
-async def test_a_claude_tool_loop_without_its_thinking_is_a_400() -> None:
+def test_a_claude_tool_loop_without_its_thinking_is_a_400() -> None:
     # Anthropic's own rule with thinking on: the last assistant message of a tool loop
     # starts with its thinking block. The conversation never drops it.
-    with ex.FakeAnthropic() as server:
-        result_ = await ex.demo(server.base_url, anthropic=True)
-    loop = result_.conversation.messages()[:3]  # a tool call and its results
+    loop = expected_anthropic_requests()[1]  # a tool call and its results
     stripped = copy.deepcopy(loop)
     del stripped[1]["content"][0]
     body = {"model": "claude-sonnet-4-5", "thinking": ex.ANTHROPIC_THINKING}
