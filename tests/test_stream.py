@@ -6,7 +6,10 @@ from __future__ import annotations
 import copy
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -446,6 +449,37 @@ def test_docs_streams_python_examples_run(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.chdir(root)
     for block in blocks:
         exec(compile(block, "docs/streams.md", "exec"), {})
+
+
+def test_docs_testing_your_harness_runs_on_trio_and_asyncio(tmp_path: Path) -> None:
+    # The harness of "Async iteration" and the tests of "Testing your harness", saved as
+    # the files they name and run by pytest: the anyio plugin on trio, pytest-asyncio.
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "docs" / "streams.md").read_text(encoding="utf-8")
+    files = dict(re.findall(r"```py\n# ([\w.]+\.py)\n(.*?)```", text, flags=re.S))
+    assert sorted(files) == ["harness.py", "test_harness.py"]
+    for name, code in files.items():
+        (tmp_path / name).write_text(code, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nfilterwarnings = error\naddopts = --strict-markers\n"
+        "asyncio_default_fixture_loop_scope = function\n",
+        encoding="utf-8",
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root / "src"), env.get("PYTHONPATH")) if p)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=root,  # the recordings' paths are the project's
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "test_a_whole_turn_on_trio PASSED" in done.stdout
+    assert "test_a_whole_turn_on_asyncio PASSED" in done.stdout
+    assert " 2 passed" in done.stdout
 
 
 def test_verdicts_keep_what_an_aborted_consumer_never_saw() -> None:
