@@ -299,7 +299,9 @@ def test_responses_function_call_maps_item_id_to_call_id() -> None:
         WireToolArguments(id="call_1", index=0, arguments='{"a":1}'),
         WireToolArguments(id="call_1", index=0, arguments='{"a":1}'),
         WireToolEnd(id="call_1", index=0),
+        WireItem(item=done_item, block=0),  # kept as received for Done.messages
         WireToolEnd(id="call_1", index=1),  # an empty item.arguments is not authoritative
+        WireItem(item={**done_item, "arguments": ""}, block=1),
         WireText(text="Hi", block=2),
         WireRefusal(text="No"),
         WireReasoning(text="r", block=3),

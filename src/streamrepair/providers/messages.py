@@ -139,8 +139,8 @@ def build_messages(
     null, with ``reasoning_content`` whenever the provider sent any (DeepSeek thinking
     mode requires it back after tool calls, even empty). Anthropic: one assistant message
     with thinking (and signature), redacted thinking, text and tool_use blocks in stream
-    order. Responses: the output items (reasoning and message items as received, function
-    calls with their finished arguments).
+    order. Responses: the output items in output order (reasoning and message items as
+    received, a ready call's item as received with its finished arguments).
     """
     if provider is Provider.ANTHROPIC:
         return (_anthropic_message(blocks, ready),)
@@ -194,12 +194,39 @@ def _anthropic_message(blocks: list[Block], ready: list[ToolCallReady]) -> dict[
     return {"role": "assistant", "content": content}
 
 
+_CALL_ITEMS = ("function_call", "custom_tool_call")
+
+
+def _call_item(e: ToolCallReady, received: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A ready call as an output item: the finished item as received (its ``id`` pairs it
+    with the reasoning item before it, OpenAI's "required following item"), with the
+    finished arguments."""
+    item = _copy(received) if received is not None else {}
+    if e.kind == "custom":
+        item.update(type="custom_tool_call", call_id=e.call_id, name=e.name, input=e.arguments)
+    else:
+        item.update(type="function_call", call_id=e.call_id, name=e.name)
+        item["arguments"] = _json(e.arguments)
+    return item
+
+
 def _responses_items(blocks: list[Block], ready: list[ToolCallReady]) -> tuple[dict[str, Any], ...]:
     items: list[dict[str, Any]] = []
     loose = [b for b in blocks if b.kind == "text"]
+    by_origin: dict[str, list[ToolCallReady]] = {}
+    for e in ready:
+        by_origin.setdefault(e.origin_id, []).append(e)
     for block in blocks:
-        if block.kind == "item" and block.item is not None:
-            items.append(_copy(block.item))
+        item = block.item
+        if block.kind != "item" or item is None:
+            continue
+        if item.get("type") not in _CALL_ITEMS:
+            items.append(_copy(item))
+            continue
+        # A call in its place in the output; a rejected call is left out. Calls split
+        # from concatenated values follow the first, without the item id (it is one).
+        calls = by_origin.pop(str(item.get("call_id") or item.get("id")), [])
+        items.extend(_call_item(e, item if n == 0 else None) for n, e in enumerate(calls))
     if loose:  # text whose message item never arrived (the stream was cut)
         text = "".join(b.text() for b in loose)
         items.append(
@@ -209,23 +236,6 @@ def _responses_items(blocks: list[Block], ready: list[ToolCallReady]) -> tuple[d
                 "content": [{"type": "output_text", "text": text}],
             }
         )
-    for e in ready:
-        if e.kind == "custom":
-            items.append(
-                {
-                    "type": "custom_tool_call",
-                    "call_id": e.call_id,
-                    "name": e.name,
-                    "input": e.arguments,
-                }
-            )
-        else:
-            items.append(
-                {
-                    "type": "function_call",
-                    "call_id": e.call_id,
-                    "name": e.name,
-                    "arguments": _json(e.arguments),
-                }
-            )
+    for calls in by_origin.values():  # ready calls whose finished item never came
+        items.extend(_call_item(e, None) for e in calls)
     return tuple(items)

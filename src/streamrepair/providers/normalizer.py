@@ -474,6 +474,8 @@ class ChunkNormalizer:
             if isinstance(text, str) and text:
                 out.append(WireToolArguments(id=call_id, index=index, arguments=text))
             out.append(WireToolEnd(id=call_id, index=index))
+            # Kept for Done.messages: its item id pairs it with the reasoning before it.
+            out.append(WireItem(item=item, block=index))
             return out
         if not added and itype in ("message", "reasoning"):
             return [WireItem(item=item, block=index)]

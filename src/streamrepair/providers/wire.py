@@ -145,7 +145,8 @@ class WireError(WireDelta):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WireItem(WireDelta):
-    """A finished Responses output item other than a tool call (message, reasoning)."""
+    """A finished Responses output item (message, reasoning, or a tool call after its
+    :class:`WireToolEnd`), as the provider sent it."""
 
     item: Mapping[str, Any]
     block: int | None = None
