@@ -916,3 +916,102 @@ def test_messages_do_not_depend_on_random_splits(case: tuple[bytes, str], cuts: 
     points = sorted({c for c in cuts if c < len(data)})
     pieces = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
     assert sent_after(data, pieces, provider) == sent_after(data, [data], provider)
+
+
+# -- properties of the pure functions ------------------------------------------------------
+
+BLOCKS = {
+    "anthropic": st.sampled_from(
+        [
+            {"type": "text", "text": "t"},
+            {"type": "text", "text": ""},
+            {"type": "thinking", "thinking": "th", "signature": "s"},
+            {"type": "thinking", "thinking": "cut"},
+            {"type": "redacted_thinking", "data": "d"},
+            {"type": "tool_use", "id": "a", "name": "t", "input": {}},
+            {"type": "tool_use", "id": "b", "name": "t", "input": {}},
+            {"type": "tool_result", "tool_use_id": "a", "content": "r"},
+            {"type": "tool_result", "tool_use_id": "b", "content": "r", "is_error": True},
+        ]
+    ),
+}
+ANTHROPIC_MESSAGE = st.builds(
+    lambda role, content: {"role": role, "content": content},
+    st.sampled_from(["user", "assistant"]),
+    st.one_of(st.sampled_from(["", "hi"]), st.lists(BLOCKS["anthropic"], max_size=4)),
+)
+CHAT_MESSAGE = st.one_of(
+    st.just({"role": "user", "content": "q"}),
+    st.builds(
+        lambda content, reasoning, calls: {
+            "role": "assistant",
+            "content": content,
+            **({"reasoning_content": reasoning} if reasoning != "-" else {}),
+            **({"tool_calls": [{"id": c, "type": "function"} for c in calls]} if calls else {}),
+        },
+        st.sampled_from([None, "", "a"]),
+        st.sampled_from(["-", None, "", "r"]),
+        st.lists(st.sampled_from(["a", "b"]), max_size=2, unique=True),
+    ),
+    st.builds(
+        lambda c: {"role": "tool", "tool_call_id": c, "content": "x"}, st.sampled_from(["a", "b"])
+    ),
+)
+RESPONSES_ITEM = st.sampled_from(
+    [
+        {"role": "user", "content": "q"},
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "message", "role": "assistant", "content": []},
+        {"type": "function_call", "call_id": "a", "name": "t", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "a", "output": "x"},
+        {"type": "custom_tool_call", "call_id": "b", "name": "t", "input": "x"},
+        {"type": "custom_tool_call_output", "call_id": "b", "output": "x"},
+    ]
+)
+HISTORIES = {
+    "openai": st.lists(CHAT_MESSAGE, max_size=8),
+    "anthropic": st.lists(ANTHROPIC_MESSAGE, max_size=8),
+    "responses": st.lists(RESPONSES_ITEM, max_size=8),
+}
+# What repair_history always fixes: never left in what it returns.
+FIXED = {
+    ProblemKind.NULL_CONTENT,
+    ProblemKind.UNSIGNED_THINKING,
+    ProblemKind.REASONING_SENT,
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    provider=st.sampled_from(sorted(HISTORIES)),
+    policy=st.sampled_from(list(ReasoningPolicy)),
+)
+def test_repair_history_is_idempotent_and_leaves_nothing_it_fixes(
+    data: st.DataObject, provider: str, policy: ReasoningPolicy
+) -> None:
+    history = data.draw(HISTORIES[provider])
+    before = copy.deepcopy(history)
+    report = repair_history(history, policy=policy, provider=provider)
+    assert history == before  # nothing passed is modified
+    assert report.problems == check_history(report.messages, policy=policy, provider=provider)
+    assert not {p.kind for p in report.problems} & FIXED
+    if provider == "openai":  # Chat reasoning can be back-filled
+        assert ProblemKind.MISSING_REASONING not in {p.kind for p in report.problems}
+    again = repair_history(report.messages, policy=policy, provider=provider)
+    assert again.changes == ()
+    assert again.messages == report.messages
+    assert prepare_messages(history, policy=policy, provider=provider) == report.messages
+    assert len(report.messages) <= len(history)
+    for problem in check_history(history, policy=policy, provider=provider):
+        assert 0 <= problem.index < len(history)
+
+
+def test_bad_input_is_refused_with_clear_errors() -> None:
+    for provider in ("anthropic", "responses"):
+        with pytest.raises(TypeError, match="a message must be a mapping"):
+            check_history([{"role": "user", "content": "q"}, 42], policy=KEEP, provider=provider)
+        with pytest.raises(TypeError, match="policy must be a ReasoningPolicy"):
+            repair_history([], policy="keep", provider=provider)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no history rules for 'cohere'"):
+        prepare_messages([], policy=KEEP, provider=Provider.COHERE)

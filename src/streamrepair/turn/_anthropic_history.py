@@ -154,7 +154,7 @@ def check(items: list[dict[str, Any]], policy: ReasoningPolicy, report: Report) 
                 report.problem(
                     ProblemKind.EMPTY_CONTENT, i, "text content blocks must be non-empty", block=j
                 )
-            elif block["type"] == "thinking" and not _signed(block):
+            elif block["type"] == "thinking" and role == "assistant" and not _signed(block):
                 report.problem(
                     ProblemKind.UNSIGNED_THINKING,
                     i,
