@@ -405,6 +405,51 @@ def test_a_paused_turn_is_sent_back_as_it_is_to_go_on() -> None:
     assert done.raw_stop_reason == "end_turn"
 
 
+def test_server_tool_blocks_stay_in_the_stored_message_in_their_place() -> None:
+    # Done.messages as the tracker keeps server-tool blocks (issue 12): they stay, in
+    # order, and only the client's calls are answered; a rejected call goes after the
+    # client call before it.
+    search = [{"type": "web_search_result", "url": "https://example.com", "title": "x"}]
+    content = [
+        {"type": "thinking", "thinking": "Search, then read.", "signature": "sig"},
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"q": "x"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": search},
+        {"type": "text", "text": "Found it; reading."},
+        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+    ]
+    done = Done(
+        stop_reason=StopReason.TOOL_CALLS,
+        raw_stop_reason="tool_use",
+        messages=({"role": "assistant", "content": content},),
+    )
+    ready = ToolCallReady(
+        call_id="toolu_1", index=4, name="get_weather", arguments={"city": "Paris"}
+    )
+    unknown = ToolCallRejected(
+        call_id="toolu_2",
+        index=5,
+        name="get_wether",
+        reason=RejectReason.UNKNOWN_TOOL,
+        detail="Not executed: there is no tool named 'get_wether'.",
+        raw='{"city": "Lyon"}',
+    )
+    conversation = anthropic_conversation()
+    batch = conversation.add_response([ready, unknown, done])
+    assert batch.message["content"] == [
+        *content,
+        {"type": "tool_use", "id": "toolu_2", "name": "get_wether", "input": {"city": "Lyon"}},
+    ]
+    assert content[-1]["id"] == "toolu_1"  # nothing passed is modified
+    conversation.answer("toolu_1", "sunny")
+    results = conversation.messages()[-1]["content"]
+    assert [b["tool_use_id"] for b in results] == ["toolu_1", "toolu_2"]
+    assert conversation.check() == ()
+    assert assistant_message(done, [unknown, ready], provider="anthropic")["content"][-2:] == [
+        {"type": "tool_use", "id": "toolu_2", "name": "get_wether", "input": {"city": "Lyon"}},
+        content[-1],  # call order: the rejected one first, before the call after it
+    ]
+
+
 def _assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
     return {"role": "assistant", "content": list(blocks)}
 
