@@ -45,10 +45,10 @@ from ._rules import HistoryProblem, ReasoningPolicy, copy_json, history_provider
 from .history import check_history, prepare_messages
 from .replies import (
     RunState,
-    answer_entry,
-    assistant_items,
-    call_entries,
-    check_done,
+    _answer_entry,
+    _assistant_items,
+    _call_entries,
+    _check_done,
 )
 
 __all__ = [
@@ -122,9 +122,9 @@ def _verdicts(
         done = core.done
     if done is None:
         raise HistoryError("the stream is not over: no Done event (pass the core after abort)")
-    check_done(done, provider)
+    _check_done(done, provider)
     known = {e.call_id for e in seen} | {e.origin_id for e in seen if isinstance(e, ToolCallReady)}
-    entries = [(i, n) for i, n in call_entries(done, provider) if i not in known]
+    entries = [(i, n) for i, n in _call_entries(done, provider) if i not in known]
     missing: list[tuple[str, str]] = []  # (call id, name) never seen, in call order
     taken_ids: set[str] = set()
     for call_id, name, _ in core.calls if core is not None else ():
@@ -334,7 +334,7 @@ class Conversation:
         """
         self._check_settled()
         done, calls = _verdicts(events, core, self._provider)
-        items = assistant_items(done, calls, self._provider)
+        items = _assistant_items(done, calls, self._provider)
         answerable = [c for c in calls if isinstance(c, ToolCallReady) or c.name]
         for item in items:
             self._append(item)
@@ -430,9 +430,9 @@ class Conversation:
         answers: list[dict[str, Any]] = []
         for call in batch.calls:
             if isinstance(call, ToolCallRejected):
-                answer = answer_entry(call, provider=self._provider)
+                answer = _answer_entry(call, provider=self._provider)
             else:
-                answer = answer_entry(
+                answer = _answer_entry(
                     call,
                     batch.outputs[call.call_id],
                     status=batch.status[call.call_id],

@@ -57,7 +57,7 @@ __all__ = [
     "repair_history",
 ]
 
-Messages = Iterable[Mapping[str, Any] | object]
+_Messages = Iterable[Mapping[str, Any] | object]
 
 
 def _sorted(problems: list[HistoryProblem]) -> tuple[HistoryProblem, ...]:
@@ -89,7 +89,7 @@ def _check(
 
 
 def repair_history(
-    messages: Messages,
+    messages: _Messages,
     *,
     policy: ReasoningPolicy,
     provider: Provider | str | None = None,
@@ -122,7 +122,7 @@ def repair_history(
 
 
 def prepare_messages(
-    messages: Messages,
+    messages: _Messages,
     *,
     policy: ReasoningPolicy,
     provider: Provider | str | None = None,
@@ -140,7 +140,7 @@ def prepare_messages(
 
 
 def check_history(
-    messages: Messages,
+    messages: _Messages,
     *,
     policy: ReasoningPolicy,
     provider: Provider | str | None = None,

@@ -45,7 +45,7 @@ __all__ = [
     "tool_result_block",
 ]
 
-Call = ToolCallReady | ToolCallRejected
+_Call = ToolCallReady | ToolCallRejected
 
 
 class RunState(enum.Enum):
@@ -126,8 +126,8 @@ def _join(*parts: str) -> str:
     return "\n".join(part for part in parts if part)
 
 
-def answer_text(
-    call: Call,
+def _answer_text(
+    call: _Call,
     output: str = "",
     *,
     status: RunState | None = None,
@@ -159,7 +159,7 @@ def answer_text(
 
 
 def tool_message(
-    call: Call,
+    call: _Call,
     output: str = "",
     *,
     status: RunState | None = None,
@@ -180,12 +180,12 @@ def tool_message(
       was dispatched (not ``NOT_STARTED``), its schema repair notes are appended unless
       ``history`` already notes the same rule for the same tool (``notes.py``).
     """
-    content, _ = answer_text(call, output, status=status, history=history)
+    content, _ = _answer_text(call, output, status=status, history=history)
     return {"role": "tool", "tool_call_id": call.call_id, "content": content}
 
 
 def tool_result_block(
-    call: Call,
+    call: _Call,
     output: str = "",
     *,
     status: RunState | None = None,
@@ -200,7 +200,7 @@ def tool_result_block(
     first and in call order, in the next user message:
     ``{"role": "user", "content": [block, ...]}``.
     """
-    content, final = answer_text(call, output, status=status, history=history)
+    content, final = _answer_text(call, output, status=status, history=history)
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.call_id}
     if content:
         block["content"] = content
@@ -210,7 +210,7 @@ def tool_result_block(
 
 
 def function_call_output(
-    call: Call,
+    call: _Call,
     output: str = "",
     *,
     status: RunState | None = None,
@@ -221,7 +221,7 @@ def function_call_output(
     for a ready custom tool call, ``kind == "custom"``). The text is
     :func:`tool_message`'s (the Responses API has no error flag: the first line names
     the status)."""
-    content, _ = answer_text(call, output, status=status, history=history)
+    content, _ = _answer_text(call, output, status=status, history=history)
     custom = isinstance(call, ToolCallReady) and call.kind == "custom"
     kind = "custom_tool_call_output" if custom else "function_call_output"
     return {"type": kind, "call_id": call.call_id, "output": content}
@@ -267,7 +267,7 @@ def _format_of(done: Done) -> Provider | None:
     return None
 
 
-def check_done(done: Done, provider: Provider) -> None:
+def _check_done(done: Done, provider: Provider) -> None:
     """Raise :class:`HistoryError` unless ``done.messages`` is in ``provider``'s format."""
     found = _format_of(done)
     if found is provider or (provider is Provider.RESPONSES and not done.messages):
@@ -283,7 +283,7 @@ def check_done(done: Done, provider: Provider) -> None:
     )
 
 
-def call_entries(done: Done, provider: Provider) -> list[tuple[str, str]]:
+def _call_entries(done: Done, provider: Provider) -> list[tuple[str, str]]:
     """``(call id, name)`` of every client call in ``done.messages``, in order."""
     if provider is Provider.OPENAI:
         calls = done.messages[0].get("tool_calls", ()) if done.messages else ()
@@ -302,7 +302,7 @@ def call_entries(done: Done, provider: Provider) -> list[tuple[str, str]]:
 def _merge_calls(
     entries: list[dict[str, Any]],
     call_id_of: Any,
-    calls: Iterable[Call],
+    calls: Iterable[_Call],
     missing: Any,
 ) -> list[dict[str, Any]]:
     """``entries`` (content blocks or output items, copied) with the client calls not in
@@ -310,7 +310,7 @@ def _merge_calls(
     entry of the call before it, or before the entry of the call after it, or at the end.
     ``call_id_of(entry)`` is the call id of a client call's entry, else None;
     ``missing(event)`` builds the entry of a rejected call."""
-    ordered: list[Call] = []
+    ordered: list[_Call] = []
     for call in calls:
         if not isinstance(call, ToolCallReady | ToolCallRejected):
             raise TypeError("calls must be ToolCallReady or ToolCallRejected events")
@@ -344,7 +344,7 @@ def _merge_calls(
     return out
 
 
-def _chat_message(done: Done, calls: Iterable[Call]) -> dict[str, Any]:
+def _chat_message(done: Done, calls: Iterable[_Call]) -> dict[str, Any]:
     base = done.messages[0]
     entries = {c["id"]: c for c in base.get("tool_calls", ())}
     message = {k: copy_json(v) for k, v in base.items() if k != "tool_calls"}
@@ -378,7 +378,7 @@ def _tool_use_id(block: Mapping[str, Any]) -> str | None:
     return block["id"] if block.get("type") == "tool_use" else None
 
 
-def _anthropic_message(done: Done, calls: Iterable[Call]) -> dict[str, Any]:
+def _anthropic_message(done: Done, calls: Iterable[_Call]) -> dict[str, Any]:
     base = done.messages[0]
     message = {k: copy_json(v) for k, v in base.items() if k != "content"}
 
@@ -391,7 +391,7 @@ def _anthropic_message(done: Done, calls: Iterable[Call]) -> dict[str, Any]:
 
 
 def assistant_message(
-    done: Done, calls: Iterable[Call], *, provider: Provider | str | None = None
+    done: Done, calls: Iterable[_Call], *, provider: Provider | str | None = None
 ) -> dict[str, Any]:
     """The assistant message to store: ``done.messages[0]`` with every answerable call.
 
@@ -409,7 +409,7 @@ def assistant_message(
     protocol = history_provider(provider)
     if protocol is Provider.RESPONSES:
         raise HistoryError("a Responses API turn is several output items: use response_items()")
-    check_done(done, protocol)
+    _check_done(done, protocol)
     if protocol is Provider.ANTHROPIC:
         return _anthropic_message(done, calls)
     return _chat_message(done, calls)
@@ -421,7 +421,7 @@ def _response_call_id(item: Mapping[str, Any]) -> str | None:
     return None
 
 
-def response_items(done: Done, calls: Iterable[Call]) -> list[dict[str, Any]]:
+def response_items(done: Done, calls: Iterable[_Call]) -> list[dict[str, Any]]:
     """The Responses API output items to store: ``done.messages`` with every answerable
     call, for the ``input`` of the next request.
 
@@ -432,7 +432,7 @@ def response_items(done: Done, calls: Iterable[Call]) -> list[dict[str, Any]]:
     Raises :class:`HistoryError` for a stream in another format or a ready call missing
     from ``done``. Nothing passed is modified.
     """
-    check_done(done, Provider.RESPONSES)
+    _check_done(done, Provider.RESPONSES)
 
     def missing(call: ToolCallRejected) -> dict[str, Any]:
         return {
@@ -445,15 +445,17 @@ def response_items(done: Done, calls: Iterable[Call]) -> list[dict[str, Any]]:
     return _merge_calls(list(done.messages), _response_call_id, calls, missing)
 
 
-def assistant_items(done: Done, calls: Iterable[Call], provider: Provider) -> list[dict[str, Any]]:
+def _assistant_items(
+    done: Done, calls: Iterable[_Call], provider: Provider
+) -> list[dict[str, Any]]:
     """What to append to a ``provider`` history for one response (internal)."""
     if provider is Provider.RESPONSES:
         return response_items(done, calls)
     return [assistant_message(done, calls, provider=provider)]
 
 
-def answer_entry(
-    call: Call,
+def _answer_entry(
+    call: _Call,
     output: str = "",
     *,
     status: RunState | None = None,
