@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from ..errors import HistoryError, StreamRepairError
@@ -301,9 +301,9 @@ def _call_entries(done: Done, provider: Provider) -> list[tuple[str, str]]:
 
 def _merge_calls(
     entries: list[dict[str, Any]],
-    call_id_of: Any,
+    call_id_of: Callable[[Mapping[str, Any]], str | None],
     calls: Iterable[_Call],
-    missing: Any,
+    missing: Callable[[ToolCallRejected], dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """``entries`` (content blocks or output items, copied) with the client calls not in
     ``calls`` left out and every rejected, named call missing from them put in: after the
@@ -325,20 +325,11 @@ def _merge_calls(
             raise HistoryError(f"ready call {call.call_id!r} is not in Done.messages")
         if not call.name:
             continue  # nothing valid can name it: neither listed nor answered
-        at = None
-        for position, entry in enumerate(out):
-            other = call_id_of(entry)
-            if other is not None and rank[other] < n:
-                at = position + 1
-        if at is None:
-            at = next(
-                (
-                    p
-                    for p, e in enumerate(out)
-                    if call_id_of(e) is not None and rank[call_id_of(e)] > n
-                ),
-                len(out),
-            )
+        keys = [call_id_of(e) for e in out]  # every call left in ``out`` is in ``rank``
+        ranks = [None if key is None else rank[key] for key in keys]
+        earlier = [p for p, r in enumerate(ranks) if r is not None and r < n]
+        later = [p for p, r in enumerate(ranks) if r is not None and r > n]
+        at = earlier[-1] + 1 if earlier else (later[0] if later else len(out))
         out.insert(at, missing(call))
         present.add(call.call_id)
     return out
