@@ -477,7 +477,7 @@ async def test_plain_functions_run_in_worker_threads_and_do_not_block_the_loop()
     def runner(call: ToolCallReady) -> str:
         threads.append(threading.get_ident())
         barrier.wait()  # blocks its thread, as subprocess.run would
-        time.sleep(0.05)
+        time.sleep(0.2)
         return call.call_id
 
     async def ticker() -> None:
