@@ -1,6 +1,6 @@
 """Every fixture in fixtures/sse replays to its golden events, whatever the chunking.
 
-Each ``<name>.sse`` (or ``.ndjson``) has ``<name>.events.jsonl``: the events, one JSON
+Each ``<name>.sse`` (or ``.ndjson``, or ``.eventstream``: AWS binary frames) has ``<name>.events.jsonl``: the events, one JSON
 object per line, as ``StreamEvent.to_dict()`` gives them. ``<name>.tools.json``, when
 present, is passed as ``tools=``. Set ``STREAMREPAIR_UPDATE_GOLDEN=1`` to rewrite the
 golden files after a deliberate change (then read the diff).
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from streamrepair import ToolCallStream, iter_events
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sse"
-CASES = sorted(p for p in FIXTURES.iterdir() if p.suffix in (".sse", ".ndjson"))
+CASES = sorted(p for p in FIXTURES.iterdir() if p.suffix in (".sse", ".ndjson", ".eventstream"))
 UPDATE = os.environ.get("STREAMREPAIR_UPDATE_GOLDEN") == "1"
 
 

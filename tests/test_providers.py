@@ -16,6 +16,8 @@ from streamrepair.providers import (
     detect_provider,
 )
 from streamrepair.providers.wire import (
+    WireBlock,
+    WireCitation,
     WireDelta,
     WireEnd,
     WireError,
@@ -24,6 +26,7 @@ from streamrepair.providers.wire import (
     WireReasoning,
     WireRedactedThinking,
     WireRefusal,
+    WireResponse,
     WireSignature,
     WireStop,
     WireText,
@@ -64,7 +67,11 @@ def chat(delta: dict[str, Any], finish: str | None = None, index: int = 0, **top
         ({"type": "tool-plan-delta", "delta": {}}, Provider.COHERE),
         ({"error": {"message": "x"}}, None),
         ({"type": "error", "error": {"message": "x"}}, None),
-        ({"candidates": []}, None),
+        ({"candidates": []}, Provider.GEMINI),
+        ({"usageMetadata": {}, "modelVersion": "g"}, Provider.GEMINI),
+        ({"contentBlockDelta": {"delta": {"text": "x"}}}, Provider.BEDROCK),
+        ({"throttlingException": {"message": "slow down"}}, Provider.BEDROCK),
+        ({"outputs": []}, None),
     ],
 )
 def test_detection(chunk: dict[str, Any], provider: Provider | None) -> None:
@@ -86,15 +93,17 @@ def test_an_error_first_is_reported_and_detection_waits() -> None:
 
 def test_unrecognized_first_chunk_is_a_clear_error() -> None:
     with pytest.raises(UnsupportedChunkError, match="unrecognized chunk format"):
-        ChunkNormalizer().normalize({"candidates": [{"content": {}}]})
+        ChunkNormalizer().normalize({"outputs": [{"content": {}}]})
     with pytest.raises(UnsupportedChunkError, match="mapping"):
         ChunkNormalizer().normalize([1, 2])  # type: ignore[arg-type]
 
 
 def test_explicit_provider_and_bad_name() -> None:
     assert ChunkNormalizer("anthropic").provider is Provider.ANTHROPIC
-    with pytest.raises(ValueError, match="gemini"):
-        ChunkNormalizer("gemini")
+    with pytest.raises(ValueError, match="vertex"):
+        ChunkNormalizer("vertex")
+    with pytest.raises(ValueError, match="choice"):
+        ChunkNormalizer(choice=-1)
 
 
 # -- OpenAI Chat Completions ---------------------------------------------------------------
@@ -199,6 +208,11 @@ def test_anthropic_events() -> None:
         {"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "Hi"}},
         {"type": "content_block_delta", "index": 2, "delta": {"type": "citations_delta"}},
         {
+            "type": "content_block_delta",
+            "index": 2,
+            "delta": {"type": "citations_delta", "citation": {"cited_text": "c"}},
+        },
+        {
             "type": "content_block_start",
             "index": 3,
             "content_block": {"type": "tool_use", "id": "tu", "name": "f", "input": {}},
@@ -222,6 +236,7 @@ def test_anthropic_events() -> None:
     ]
     assert norm(*chunks) == [
         WireMessageStart(message_id="msg_1"),
+        WireResponse(fields={"id": "msg_1"}),
         WireUsage(usage={"input_tokens": 5}),
         WireReasoning(text="", block=0),
         WireReasoning(text="t", block=0),
@@ -229,8 +244,14 @@ def test_anthropic_events() -> None:
         WireToolEnd(id=None, index=0),
         WireRedactedThinking(data="d", block=1),
         WireText(text="Hi", block=2),
-        WireToolCall(id="tu", index=3, name="f", expects_end=True),  # the {} placeholder is dropped
+        WireCitation(citation={"cited_text": "c"}, block=2),
+        # the {} placeholder is dropped; the block is kept to echo it (caller, ...)
+        WireToolCall(
+            id="tu", index=3, name="f", expects_end=True, echo=chunks[11]["content_block"]
+        ),
         WireToolCall(index=3, arguments="", expects_end=True),
+        # Anthropic runs its server tools: a block kept as received, never a call
+        WireBlock(content=chunks[13]["content_block"], block=4),
         WireStop(reason="tool_use"),
         WireUsage(usage={"output_tokens": 9}, merge=True),
         WireEnd(),
@@ -245,8 +266,14 @@ def test_anthropic_whole_input_in_block_start_and_error() -> None:
     }
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     out = norm(start, error)
+    # An object is this field's normal shape (programmatic tool calling): no note.
     assert out[0] == WireToolCall(
-        id="t", index=0, name="f", arguments='{"a":1}', expects_end=True, from_object=True
+        id="t",
+        index=0,
+        name="f",
+        arguments='{"a":1}',
+        expects_end=True,
+        echo=start["content_block"],
     )
     assert out[1] == WireError(message="Overloaded", error_type="overloaded_error", raw=error)
 
@@ -293,15 +320,20 @@ def test_responses_function_call_maps_item_id_to_call_id() -> None:
         },
         {"type": "response.completed", "response": {"usage": {"total_tokens": 4}}},
     ]
+
+    def start(echo: dict[str, Any], index: int) -> WireToolCall:
+        return WireToolCall(id="call_1", index=index, name="f", expects_end=True, echo=echo)
+
     assert norm(*chunks) == [
-        WireToolCall(id="call_1", index=0, name="f", expects_end=True),
+        start(item, 0),
         WireToolCall(id="call_1", index=0, arguments='{"a"', expects_end=True),
         WireToolArguments(id="call_1", index=0, arguments='{"a":1}'),
+        WireToolEnd(id="call_1", index=0),  # .done closes the call
+        start(done_item, 0),
         WireToolArguments(id="call_1", index=0, arguments='{"a":1}'),
         WireToolEnd(id="call_1", index=0),
-        WireItem(item=done_item, block=0),  # kept as received for Done.messages
+        start({**done_item, "arguments": ""}, 1),
         WireToolEnd(id="call_1", index=1),  # an empty item.arguments is not authoritative
-        WireItem(item={**done_item, "arguments": ""}, block=1),
         WireText(text="Hi", block=2),
         WireRefusal(text="No"),
         WireReasoning(text="r", block=3),
@@ -336,7 +368,9 @@ def test_responses_custom_tool_incomplete_failed_and_errors() -> None:
     }
     out = norm(added, delta, incomplete)
     assert out == [
-        WireToolCall(id="c", index=0, name="sql", kind="custom", expects_end=True),
+        WireToolCall(
+            id="c", index=0, name="sql", kind="custom", expects_end=True, echo=added["item"]
+        ),
         WireToolCall(id="c", index=0, arguments="SELECT", kind="custom", expects_end=True),
         WireStop(reason="incomplete:max_output_tokens"),
         WireEnd(),

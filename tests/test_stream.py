@@ -47,6 +47,7 @@ def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
     return {
         "id": "chatcmpl-1",
         "object": "chat.completion.chunk",
+        "model": "m",
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
 
@@ -151,7 +152,7 @@ def test_bad_payload_and_unsupported_chunks_fail_the_stream() -> None:
         RejectReason.STREAM_INCOMPLETE
     ]
     other = ToolCallStream()
-    events = other.feed({"candidates": []}) + other.finish()
+    events = other.feed({"outputs": []}) + other.finish()
     assert [e.code for e in events if isinstance(e, StreamFailed)] == ["unsupported_chunk"]
     sdk = ToolCallStream()
     events = sdk.feed(object())
@@ -309,7 +310,7 @@ def test_a_source_error_is_recorded_and_propagates() -> None:
 
 def test_openai_sdk_chunk_objects_as_a_source() -> None:
     types = pytest.importorskip("openai.types.chat")
-    full = [{**c, "created": 1, "model": "m"} for c in CHUNKS]
+    full = [{**c, "created": 1} for c in CHUNKS]
     objects = [types.ChatCompletionChunk.model_validate(c) for c in full]
     assert dicts(list(iter_events(objects)))[1:] == expected_events()[1:]
 

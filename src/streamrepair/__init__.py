@@ -24,6 +24,7 @@ if _typing.TYPE_CHECKING:
         AssemblerFinishedError,
         ClosedError,
         ConcatenatedValuesError,
+        EventStreamError,
         HistoryError,
         InstallError,
         SSEDecodeError,
@@ -92,6 +93,9 @@ if _typing.TYPE_CHECKING:
     from .stream.drivers import (
         aiter_events,
         iter_events,
+    )
+    from .stream.eventstream import (
+        EventStreamDecoder,
     )
     from .stream.pipeline import (
         ToolCallStream,
@@ -214,6 +218,8 @@ _EXPORTS: dict[str, str] = {
     "RepairNote": "schema.report",
     "Repaired": "results",
     "RunState": "turn.replies",
+    "EventStreamDecoder": "stream.eventstream",
+    "EventStreamError": "errors",
     "SSEDecodeError": "errors",
     "SSEDecoder": "stream.sse",
     "SSEError": "errors",
@@ -288,6 +294,8 @@ __all__ = [
     "ConcatenatedValuesError",
     "Conversation",
     "Done",
+    "EventStreamDecoder",
+    "EventStreamError",
     "FencePhase",
     "FencePhaseState",
     "HandlerOutcome",

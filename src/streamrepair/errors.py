@@ -10,6 +10,7 @@
     ├── SSEError                              bytes that are not a usable event stream
     │   ├── SSELimitError                     a line or event passed its bound
     │   └── SSEDecodeError                    a line that is not UTF-8
+    ├── EventStreamError (ValueError)         bytes that are not a usable AWS event stream
     ├── UnsupportedChunkError (ValueError)    a chunk no provider format describes
     ├── ClosedError (RuntimeError)            a push core fed after finish()/abort()
     ├── HistoryError (ValueError)             input that cannot become a valid history
@@ -38,6 +39,7 @@ __all__ = [
     "AssemblerFinishedError",
     "ClosedError",
     "ConcatenatedValuesError",
+    "EventStreamError",
     "HistoryError",
     "InstallError",
     "SSEDecodeError",
@@ -164,6 +166,25 @@ class SSELimitError(SSEError):
 
 class SSEDecodeError(SSEError):
     """A line is not valid UTF-8."""
+
+
+class EventStreamError(StreamRepairError, ValueError):
+    """Bytes that are not a well-formed AWS event stream
+    (``application/vnd.amazon.eventstream``, Bedrock's framing): a checksum that does not
+    match, a length out of bounds, a header that cannot be read, a message cut by the end.
+
+    ``offset`` is the 0-based byte offset in the stream of the message where the problem
+    was found; ``limit`` is set when a bound was passed.
+    """
+
+    def __init__(self, reason: str, *, offset: int, limit: int | None = None) -> None:
+        self.reason = reason
+        self.offset = offset
+        self.limit = limit
+        super().__init__(
+            f"AWS event stream (application/vnd.amazon.eventstream): {reason} "
+            f"(message at byte offset {offset})"
+        )
 
 
 class UnsupportedChunkError(StreamRepairError, ValueError):

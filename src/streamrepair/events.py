@@ -57,12 +57,17 @@ class StopReason(enum.Enum):
     #: ``length``, ``max_tokens``, ``max_output_tokens``, ``MAX_TOKENS``,
     #: ``incomplete:max_output_tokens``.
     LENGTH = "length"
-    #: ``content_filter``, ``refusal``, ``SAFETY``, ``RECITATION``, ...
+    #: ``content_filter``, ``refusal``, ``SAFETY``, ``RECITATION``, Bedrock
+    #: ``guardrail_intervened`` and ``content_filtered``, ...
     CONTENT_FILTER = "content_filter"
     #: Any other reason, known or not, that does not say the response is finished:
     #: ``insufficient_system_resource``, ``model_context_window_exceeded``,
-    #: ``pause_turn``, ``incomplete:*``, unrecognized values.
+    #: ``incomplete:*``, unrecognized values.
     INCOMPLETE = "incomplete"
+    #: The provider paused a long turn and continues it when the assistant message is
+    #: sent back unchanged as the last message (Anthropic ``pause_turn``, and the beta
+    #: ``compaction``). Not a clean end: no call from it is ready.
+    PAUSED = "paused"
     #: The provider reported an error (mid-stream error, ``response.failed``, ``error``).
     ERROR = "error"
     #: The stream ended without any stop reason.
@@ -102,6 +107,10 @@ _STOP_REASONS: dict[str, StopReason] = {
     "blocklist": StopReason.CONTENT_FILTER,
     "prohibited_content": StopReason.CONTENT_FILTER,
     "spii": StopReason.CONTENT_FILTER,
+    "guardrail_intervened": StopReason.CONTENT_FILTER,
+    "content_filtered": StopReason.CONTENT_FILTER,
+    "pause_turn": StopReason.PAUSED,
+    "compaction": StopReason.PAUSED,
     "error": StopReason.ERROR,
     "failed": StopReason.ERROR,
 }
@@ -148,6 +157,10 @@ class RejectReason(enum.Enum):
     #: The arguments are well formed but unusable: not a JSON object, no tool name, or
     #: rejected by the tool's schema.
     INVALID = "invalid"
+    #: The model asked for something streamrepair does not hand out as a call (a
+    #: Responses ``mcp_approval_request``, which wants an approval, not a result);
+    #: ``detail`` says what it is and how to answer it.
+    UNSUPPORTED = "unsupported"
 
 
 def _jsonable(value: Any) -> Any:
@@ -280,7 +293,11 @@ class ToolCallReady(StreamEvent):
     without inventing structure.
 
     ``arguments`` is the value (a dict for function tools; the raw input string for
-    Responses custom tools, ``kind == "custom"``). ``repairs`` lists every syntax repair
+    Responses custom tools, ``kind == "custom"``, never parsed; for the Responses items
+    the client runs, the item's input object: ``kind == "apply_patch"`` its
+    ``operation``, ``"shell"`` and ``"local_shell"`` its ``action``, ``"tool_search"``
+    its ``arguments``, ``"computer"`` its ``action``/``actions``; ``name`` is then the
+    kind). ``repairs`` lists every syntax repair
     the assembler made; ``schema_repairs`` every type repair made against the tool's
     schema when ``tools`` were given (``streamrepair.schema_rules.RepairNote``);
     ``notes`` everything else worth knowing (arguments taken from a provider's final
@@ -320,7 +337,10 @@ class ToolCallRejected(StreamEvent):
 
     ``reason`` is a :class:`RejectReason`; ``detail`` a readable sentence (fit to be sent
     back to the model as the tool result); ``raw`` the argument text as streamed, never
-    altered; ``suggestions`` the closest known tool names for ``UNKNOWN_TOOL``.
+    altered; ``suggestions`` the closest known tool names for ``UNKNOWN_TOOL``; ``kind``
+    the kind of call, as on :class:`ToolCallReady` (it says which output item answers
+    it: ``function_call_output``, ``custom_tool_call_output``,
+    ``apply_patch_call_output``...).
     """
 
     type: ClassVar[str] = "tool_call_rejected"
@@ -331,10 +351,11 @@ class ToolCallRejected(StreamEvent):
     detail: str
     raw: str = ""
     suggestions: tuple[str, ...] = ()
+    kind: str = "function"
 
     def __post_init__(self) -> None:
         _check_call("ToolCallRejected", self.call_id, self.index, self.name)
-        _check_str("ToolCallRejected", detail=self.detail, raw=self.raw)
+        _check_str("ToolCallRejected", detail=self.detail, raw=self.raw, kind=self.kind)
         if not isinstance(self.reason, RejectReason):
             raise TypeError("ToolCallRejected.reason must be a RejectReason")
 
@@ -363,11 +384,18 @@ class Done(StreamEvent):
     when it sent none). ``usage`` is the provider's usage dict (the last one seen; for
     Anthropic, ``message_start`` usage updated by ``message_delta``). ``messages`` is what
     to append to the conversation, in the provider's format: one assistant message for
-    Chat Completions and Anthropic (``content`` is ``""``, never null, on a tool-only
-    turn; ``reasoning_content`` kept when the provider sent any, even ``""``), the output
-    items for the Responses API. Only ready calls are in it, with their finished
-    arguments. ``tool_calls_missing`` is true when the stop reason said tool calls but
-    none arrived. ``notes`` lists anything else worth knowing.
+    Chat Completions, Anthropic, Gemini (``{"role": "model", "parts": [...]}``) and
+    Bedrock (``content`` is ``""``, never null, on a tool-only Chat turn;
+    ``reasoning_content`` kept when the provider sent any, even ``""``; the blocks the
+    provider ran itself, such as Anthropic server tools and their results, kept exactly
+    as received), the output items for the Responses API. Only ready calls are in it,
+    with their finished arguments. ``tool_calls_missing`` is true when the stop reason
+    said tool calls but none arrived. ``notes`` lists anything else worth knowing.
+    ``response`` holds what the provider said about the response itself, as sent (None
+    when it said nothing):
+    ``id`` (the Responses id is what ``previous_response_id`` takes), ``model``, and
+    Anthropic's ``container`` (``{"id", "expires_at"}``: pass its id as the next
+    request's ``container`` after code execution or programmatic tool calls).
     """
 
     type: ClassVar[str] = "done"
@@ -377,6 +405,7 @@ class Done(StreamEvent):
     messages: tuple[dict[str, Any], ...] = ()
     tool_calls_missing: bool = False
     notes: tuple[str, ...] = ()
+    response: Any = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.stop_reason, StopReason):

@@ -3,7 +3,8 @@ assistant message back in the provider's own format.
 
 * :mod:`.wire`: the normalized deltas (:class:`WireDelta` and its kinds);
 * :mod:`.normalizer`: :class:`ChunkNormalizer` (OpenAI/DeepSeek Chat, Anthropic, Responses,
-  Ollama, Cohere chunks or SDK objects -> wire deltas), :class:`Provider`;
+  Ollama, Cohere, Gemini and Bedrock chunks or SDK objects -> wire deltas),
+  :class:`Provider`;
 * :mod:`.messages`: :class:`TurnRecorder` and :func:`build_messages`, the turn as it
   streamed turned into ``Done.messages``.
 
@@ -32,6 +33,10 @@ if _typing.TYPE_CHECKING:
         detect_provider,
     )
     from .wire import (
+        WireBlock,
+        WireBlockInput,
+        WireBlockUpdate,
+        WireCitation,
         WireDelta,
         WireEnd,
         WireError,
@@ -40,12 +45,14 @@ if _typing.TYPE_CHECKING:
         WireReasoning,
         WireRedactedThinking,
         WireRefusal,
+        WireResponse,
         WireSignature,
         WireStop,
         WireText,
         WireToolArguments,
         WireToolCall,
         WireToolEnd,
+        WireToolValue,
         WireUsage,
     )
 
@@ -55,6 +62,10 @@ _EXPORTS: dict[str, str] = {
     "Provider": "normalizer",
     "TurnRecorder": "messages",
     "UnsupportedChunkError": "streamrepair.errors",
+    "WireBlock": "wire",
+    "WireBlockInput": "wire",
+    "WireBlockUpdate": "wire",
+    "WireCitation": "wire",
     "WireDelta": "wire",
     "WireEnd": "wire",
     "WireError": "wire",
@@ -63,12 +74,14 @@ _EXPORTS: dict[str, str] = {
     "WireReasoning": "wire",
     "WireRedactedThinking": "wire",
     "WireRefusal": "wire",
+    "WireResponse": "wire",
     "WireSignature": "wire",
     "WireStop": "wire",
     "WireText": "wire",
     "WireToolArguments": "wire",
     "WireToolCall": "wire",
     "WireToolEnd": "wire",
+    "WireToolValue": "wire",
     "WireUsage": "wire",
     "as_chunk": "normalizer",
     "build_messages": "messages",
@@ -81,6 +94,10 @@ __all__ = [
     "Provider",
     "TurnRecorder",
     "UnsupportedChunkError",
+    "WireBlock",
+    "WireBlockInput",
+    "WireBlockUpdate",
+    "WireCitation",
     "WireDelta",
     "WireEnd",
     "WireError",
@@ -89,12 +106,14 @@ __all__ = [
     "WireReasoning",
     "WireRedactedThinking",
     "WireRefusal",
+    "WireResponse",
     "WireSignature",
     "WireStop",
     "WireText",
     "WireToolArguments",
     "WireToolCall",
     "WireToolEnd",
+    "WireToolValue",
     "WireUsage",
     "as_chunk",
     "build_messages",

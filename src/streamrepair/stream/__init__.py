@@ -1,6 +1,7 @@
 """The stream layer: raw bytes or SDK chunks in, trustworthy tool-call events out.
 
 * :mod:`.sse`: :class:`SSEDecoder` and :class:`JSONLinesDecoder` (bytes in any chunking);
+* :mod:`.eventstream`: :class:`EventStreamDecoder` (AWS's binary event stream, Bedrock);
 * :mod:`.tracker`: :class:`ToolCallTracker`, call identity and the finish policy;
 * :mod:`.pipeline`: :class:`ToolCallStream`, the sans-IO core chaining the above;
 * :mod:`.drivers`: :func:`iter_events` and :func:`aiter_events` (the only anyio users);
@@ -18,6 +19,7 @@ from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
     from ..errors import (
+        EventStreamError,
         SSEDecodeError,
         SSEError,
         SSELimitError,
@@ -27,6 +29,13 @@ if _typing.TYPE_CHECKING:
         READ_CHUNK_BYTES,
         aiter_events,
         iter_events,
+    )
+    from .eventstream import (
+        DEFAULT_MAX_MESSAGE_BYTES,
+        EventStreamDecoder,
+        EventStreamMessage,
+        frame_chunk,
+        looks_like_eventstream,
     )
     from .pipeline import (
         ToolCallStream,
@@ -55,8 +64,12 @@ _EXPORTS: dict[str, str] = {
     "CallPhase": "tracker",
     "CallProgress": "tracker",
     "DEFAULT_MAX_EVENT_BYTES": "sse",
+    "DEFAULT_MAX_MESSAGE_BYTES": "eventstream",
     "DEFAULT_MAX_LINE_BYTES": "sse",
     "DEFAULT_MAX_TEXT_CHARS": "tracker",
+    "EventStreamDecoder": "eventstream",
+    "EventStreamError": "streamrepair.errors",
+    "EventStreamMessage": "eventstream",
     "JSONLinesDecoder": "sse",
     "MAX_TOOL_CALLS": "tracker",
     "READ_CHUNK_BYTES": "drivers",
@@ -69,19 +82,25 @@ _EXPORTS: dict[str, str] = {
     "ToolCallStream": "pipeline",
     "ToolCallTracker": "tracker",
     "aiter_events": "drivers",
+    "frame_chunk": "eventstream",
     "iter_events": "drivers",
     "load_recording": "recordings",
+    "looks_like_eventstream": "eventstream",
 }
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_MAX_TEXT_CHARS",
     "MAX_TOOL_CALLS",
     "READ_CHUNK_BYTES",
     "ArgumentCheck",
     "CallPhase",
     "CallProgress",
+    "EventStreamDecoder",
+    "EventStreamError",
+    "EventStreamMessage",
     "JSONLinesDecoder",
     "SSEDecodeError",
     "SSEDecoder",
@@ -92,8 +111,10 @@ __all__ = [
     "ToolCallStream",
     "ToolCallTracker",
     "aiter_events",
+    "frame_chunk",
     "iter_events",
     "load_recording",
+    "looks_like_eventstream",
 ]
 
 __getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)

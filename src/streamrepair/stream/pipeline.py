@@ -5,12 +5,14 @@ Theory of operation
 :class:`ToolCallStream` chains the push cores, each doing one job::
 
     bytes --SSEDecoder / JSONLinesDecoder--> JSON payloads --json.loads--> chunks
+    bytes --EventStreamDecoder--> AWS event-stream messages --frame_chunk--> chunks
     chunks (dicts or SDK objects) --ChunkNormalizer--> wire deltas
     wire deltas --ToolCallTracker (+ one ArgumentAssembler per call)--> events
 
-``feed(x)`` takes bytes of a raw HTTP body (``text/event-stream``, or newline-delimited
-JSON when the first non-blank byte is ``{``), or one chunk (a dict or an SDK chunk
-object), and returns the events that input completes; ``finish()`` says the input ended;
+``feed(x)`` takes bytes of a raw HTTP body (``text/event-stream``; newline-delimited
+JSON when the first non-blank byte is ``{``; AWS's binary event stream when the body
+starts with a NUL byte, as a Bedrock message prelude does), or one chunk (a dict or an SDK
+chunk object), and returns the events that input completes; ``finish()`` says the input ended;
 ``abort()`` says the consumer stopped. Nothing here reads, sleeps or awaits, so the same
 core serves :func:`~streamrepair.iter_events` (sync), :func:`~streamrepair.aiter_events`
 (asyncio and trio through anyio, in :mod:`.drivers`) and callers who drive it themselves.
@@ -31,11 +33,12 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import ClosedError, SSEError, UnsupportedChunkError
+from ..errors import ClosedError, EventStreamError, SSEError, UnsupportedChunkError
 from ..events import Done, StreamEvent, ToolCallReady, ToolCallRejected
 from ..providers.normalizer import ChunkNormalizer, Provider, as_chunk
 from ..providers.wire import WireEnd, WireError
 from ..syntax.assembler import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE
+from .eventstream import EventStreamDecoder, EventStreamMessage, frame_chunk
 from .sse import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_LINE_BYTES,
@@ -53,14 +56,18 @@ _BOM = b"\xef\xbb\xbf"
 class ToolCallStream:
     """Sans-IO core: raw bytes or chunks in, :class:`~streamrepair.StreamEvent` out.
 
-    ``provider`` (``"openai"``, ``"anthropic"``, ``"responses"``, ``"ollama"`` or a
-    :class:`~streamrepair.Provider`) is detected from the first chunk when not given.
+    ``provider`` (``"openai"``, ``"anthropic"``, ``"responses"``, ``"ollama"``,
+    ``"cohere"``, ``"gemini"``, ``"bedrock"`` or a :class:`~streamrepair.Provider`) is
+    detected from the first chunk when not given; a named provider that does not match
+    the stream fails it (``unsupported_chunk``) instead of reading nothing.
     ``tools`` (an OpenAI, Responses or Anthropic tool list) rejects unknown tool names and
     schema-checks ready arguments (``check`` passes a check of your own instead; see
     :class:`~streamrepair.stream.tracker.ArgumentCheck`). ``choice`` is the Chat
-    Completions choice followed when ``n > 1``. ``previews=False`` skips the preview on
-    each :class:`ToolCallDelta`. The ``max_*`` bounds are those of the layers (see
-    ``sse.py``, ``tracker.py`` and :class:`~streamrepair.ArgumentAssembler`).
+    Completions choice (Gemini candidate) followed when ``n > 1``; a stream with other
+    choices and none of this one fails at its end (``unsupported_chunk``).
+    ``previews=False`` skips the preview on each :class:`ToolCallDelta`. The ``max_*``
+    bounds are those of the layers (see ``sse.py``, ``eventstream.py``, ``tracker.py`` and
+    :class:`~streamrepair.ArgumentAssembler`).
 
     Call :meth:`feed` with each piece of input, then :meth:`finish` once (or
     :meth:`abort`). :attr:`done` holds the :class:`~streamrepair.Done` event once the
@@ -93,10 +100,11 @@ class ToolCallStream:
         )
         self._max_line_bytes = max_line_bytes
         self._max_event_bytes = max_event_bytes
-        self._mode: str | None = None  # None until sniffed, then "sse" or "ndjson"
+        self._mode: str | None = None  # None until sniffed: "sse", "ndjson", "eventstream"
         self._head = bytearray()  # leading bytes while the mode is unknown
         self._sse: SSEDecoder | None = None
         self._lines: JSONLinesDecoder | None = None
+        self._frames: EventStreamDecoder | None = None
         self._closed = False
 
     # -- state ---------------------------------------------------------------------------
@@ -153,8 +161,17 @@ class ToolCallStream:
                     self._payload(line, out)
                     if self.done is not None:
                         break
+            elif self._frames is not None:
+                for message in self._frames.feed(data):
+                    self._frame(message, out)
+                    if self.done is not None:
+                        break
+                if self._frames.error is not None:
+                    raise self._frames.error
         except SSEError as exc:
             out.extend(self._tracker.fail(WireError(message=str(exc), code="sse")))
+        except EventStreamError as exc:
+            out.extend(self._tracker.fail(WireError(message=str(exc), code="eventstream")))
         return out
 
     def feed_chunk(self, chunk: object) -> list[StreamEvent]:
@@ -185,18 +202,31 @@ class ToolCallStream:
                 elif self._lines is not None:
                     for line in self._lines.finish():
                         self._payload(line, out)
+                elif self._frames is not None:
+                    self._frames.finish()
             except SSEError as exc:
                 out.extend(self._tracker.fail(WireError(message=str(exc), code="sse")))
+            except EventStreamError as exc:
+                out.extend(self._tracker.fail(WireError(message=str(exc), code="eventstream")))
+            self._check_choice(out)
             out.extend(self._tracker.finish())
         self._closed = True
         return out
 
-    def fail(self, message: str, *, code: str | None = None) -> list[StreamEvent]:
-        """End the stream with an error from outside the data (a network error, say):
-        a :class:`~streamrepair.StreamFailed`, every call rejected, ``Done``. No-op once
-        the stream is over."""
+    def fail(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        error_type: str | None = None,
+        raw: Any = None,
+    ) -> list[StreamEvent]:
+        """End the stream with an error from outside the data (a network error, an SDK
+        that raised): a :class:`~streamrepair.StreamFailed` with these fields, every call
+        rejected, ``Done``. No-op once the stream is over."""
         out: list[StreamEvent] = []
-        out.extend(self._tracker.fail(WireError(message=message, code=code)))
+        error = WireError(message=message, code=code, error_type=error_type, raw=raw)
+        out.extend(self._tracker.fail(error))
         return out
 
     def abort(self) -> list[StreamEvent]:
@@ -218,6 +248,13 @@ class ToolCallStream:
     def _sniff(self, data: bytes | bytearray | memoryview) -> bytes:
         head = self._head
         head += data
+        if head[:1] == b"\x00":  # no text body starts with NUL; an event-stream prelude does
+            if len(head) < 12:
+                return b""
+            self._mode = "eventstream"
+            self._frames = EventStreamDecoder(max_message_bytes=self._max_event_bytes)
+            self._head = bytearray()
+            return bytes(head)
         if len(head) < len(_BOM) and _BOM.startswith(head):
             return b""
         start = len(_BOM) if head.startswith(_BOM) else 0
@@ -254,12 +291,32 @@ class ToolCallStream:
         for delta in deltas:
             out.extend(feed(delta))
 
+    def _check_choice(self, out: list[StreamEvent]) -> None:
+        """At the end: chunks of other choices came and none of the chosen one."""
+        problem = self._normalizer.missing_choice()
+        if problem is not None and self.done is None:
+            self._sync_provider()
+            error = WireError(message=problem, code="unsupported_chunk")
+            out.extend(self._tracker.fail(error))
+
+    def _frame(self, message: EventStreamMessage, out: list[StreamEvent]) -> None:
+        try:
+            chunk = frame_chunk(message)
+        except ValueError as exc:
+            text = message.payload[:120]
+            reason = f"an event-stream message is not a chunk ({exc}): {text!r}"
+            out.extend(self._tracker.fail(WireError(message=reason, code="bad_chunk")))
+            return
+        if chunk is not None:
+            self._chunk(chunk, out)
+
     def _payload(self, data: str, out: list[StreamEvent]) -> None:
         text = data if data[:1] == "{" else data.strip()
         if not text:
             return
         if text.startswith("[DONE]"):
             self._sync_provider()
+            self._check_choice(out)
             out.extend(self._tracker.feed(WireEnd()))
             return
         try:

@@ -29,24 +29,35 @@ calls by ``MAX_TOOL_CALLS`` and the content and reasoning text by ``max_text_cha
 Finish policy (DeepSeek-TUI's, and vercel/ai's fix that stopped finalizing calls whose
 prefix parses): nothing is ready before the stream has ended. Then, in call order:
 
-* the stream did not end cleanly (mid-stream error, ``content_filter`` or another
-  incomplete stop reason, no stop reason at all, consumer gone): every call is rejected
-  with that reason;
-* otherwise (``stop``, ``tool_calls``, ``length``) each call is judged on its own: a call
-  whose block was never closed, or whose arguments are INCOMPLETE, is CUT_OFF whatever
-  the stop reason says (providers report truncation as ``stop`` or ``tool_calls``); an
-  UNREPAIRABLE one is rejected with the assembler's error; a COMPLETE one is ready (each
-  of several concatenated values as its own call), after the schema check when
-  ``tools`` were given. On ``length`` complete calls stay ready: degrade, don't kill the
-  turn.
+* the stream did not end cleanly (mid-stream error, ``content_filter``, a paused turn or
+  another incomplete stop reason, consumer gone; or no stop reason at all and no end
+  marker either): every call is rejected with that reason;
+* otherwise (``stop``, ``tool_calls``, ``length``; or no stop reason but the provider's
+  end marker, ``[DONE]`` after usage as OpenRouter sends for Kimi K2: the server said it
+  finished, and the stop reason stays reported MISSING) each call is judged on its own:
+  a call whose block was never closed, or whose arguments are INCOMPLETE, is CUT_OFF
+  whatever the stop reason says (providers report truncation as ``stop`` or
+  ``tool_calls``); an UNREPAIRABLE one is rejected with the assembler's error; a
+  COMPLETE one is ready (each of several concatenated values as its own call), after the
+  schema check when ``tools`` were given. On ``length`` complete calls stay ready:
+  degrade, don't kill the turn.
+
+Calls whose input is an object, not text (the Responses items the client runs:
+``apply_patch``, ``shell``...), get that object whole when their item is done; they are
+ready when closed with an object, by the same stream-level policy. A call of a kind that
+is not handed out (``mcp_approval_request``) is rejected as UNSUPPORTED with the
+normalizer's explanation. Blocks the provider ran itself never become calls: they are
+recorded for the message only.
 
 A stop reason of ``tool_calls`` with no call at all is reported on :class:`Done`.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import enum
+import json
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Protocol
 
@@ -69,6 +80,10 @@ from ..events import (
 from ..providers.messages import TurnRecorder
 from ..providers.normalizer import Provider
 from ..providers.wire import (
+    WireBlock,
+    WireBlockInput,
+    WireBlockUpdate,
+    WireCitation,
     WireDelta,
     WireEnd,
     WireError,
@@ -77,12 +92,14 @@ from ..providers.wire import (
     WireReasoning,
     WireRedactedThinking,
     WireRefusal,
+    WireResponse,
     WireSignature,
     WireStop,
     WireText,
     WireToolArguments,
     WireToolCall,
     WireToolEnd,
+    WireToolValue,
     WireUsage,
 )
 from ..results import Status
@@ -132,6 +149,11 @@ class ArgumentCheck(Protocol):
         ...
 
 
+#: Call kinds whose input is text: JSON arguments (``function``) or free text (``custom``).
+#: Every other kind takes its input whole, as an object (:class:`WireToolValue`).
+_TEXT_KINDS = frozenset({"function", "custom"})
+
+
 class _Call:
     __slots__ = (
         "aliases",
@@ -149,6 +171,9 @@ class _Call:
         "phase",
         "seq",
         "size",
+        "unsupported",
+        "value",
+        "whole",
     )
 
     def __init__(self, seq: int, call_id: str, index: int | None, kind: str) -> None:
@@ -156,6 +181,9 @@ class _Call:
         self.call_id = call_id
         self.index = index
         self.kind = kind
+        self.whole = kind not in _TEXT_KINDS  # input comes whole, as an object
+        self.value: Any = None
+        self.unsupported: str | None = None
         self.name: str | None = None
         self.asm: ArgumentAssembler | None = None
         self.parts: list[str] = []  # raw text as streamed (bounded by max_size)
@@ -169,6 +197,10 @@ class _Call:
         self.aliases = 0  # deltas with a new id that continued this call (GLM-4)
 
     def raw(self) -> str:
+        if self.whole:
+            if self.value is None or isinstance(self.value, str):
+                return self.value or ""
+            return json.dumps(self.value, ensure_ascii=False, separators=(",", ":"))
         if len(self.parts) > 1:
             self.parts[:] = ["".join(self.parts)]
         return self.parts[0] if self.parts else ""
@@ -220,6 +252,8 @@ class ToolCallTracker:
         self._message_id: str | None = None
         self._stop: str | None = None
         self._usage: dict[str, Any] | None = None
+        self._response: dict[str, Any] | None = None
+        self._ended = False  # the provider's end marker arrived
         self._error: WireError | None = None
         self._generated = 0
         self.done: Done | None = None
@@ -264,7 +298,7 @@ class ToolCallTracker:
                 if delta.text:
                     out.append(ReasoningDelta(text=delta.text))
         elif isinstance(delta, WireSignature):
-            self._turn.signature(delta.block, delta.signature)
+            self._turn.signature(delta.block, delta.signature, delta.kind)
         elif isinstance(delta, WireRedactedThinking):
             self._turn.redacted(delta.block, delta.data)
         elif isinstance(delta, WireRefusal):
@@ -286,11 +320,28 @@ class ToolCallTracker:
                 self._usage = dict(delta.usage)
         elif isinstance(delta, WireItem):
             self._turn.item(delta.block, delta.item)
+        elif isinstance(delta, WireToolValue):
+            call = self._find(delta.id, delta.index)
+            if call is not None and call.whole:
+                call.value = copy.deepcopy(delta.value)  # never share the caller's chunk
+        elif isinstance(delta, WireBlock):
+            self._turn.block(delta.block, delta.content)
+        elif isinstance(delta, WireBlockInput):
+            self._turn.block_input(delta.block, delta.text, delta.path)
+        elif isinstance(delta, WireBlockUpdate):
+            self._turn.block_update(delta.block, delta.fields, extend=delta.extend, path=delta.path)
+        elif isinstance(delta, WireCitation):
+            self._turn.citation(delta.block, delta.citation)
+        elif isinstance(delta, WireResponse):
+            if self._response is None:
+                self._response = {}
+            self._response.update(delta.fields)
         elif isinstance(delta, WireMessageStart):
             self._message_start(delta, out)
         elif isinstance(delta, WireError):
             self._fail(delta, out)
         elif isinstance(delta, WireEnd):
+            self._ended = True
             self._finalize(out)
         return self._settled(out)
 
@@ -423,6 +474,11 @@ class ToolCallTracker:
             self._by_id[call_id] = call
             if d.index is not None:
                 self._by_index[d.index] = call
+            self._turn.call(d.index, call_id, d.echo)
+        elif d.echo is not None:
+            self._turn.call(d.index, call.call_id, d.echo)
+        if d.unsupported is not None:
+            call.unsupported = d.unsupported
         self._latest = call
         call.expects_end = call.expects_end or d.expects_end
         if d.from_object and d.arguments:
@@ -454,6 +510,11 @@ class ToolCallTracker:
         assert call.name is not None
         if call.phase is not CallProgress.STREAMING:
             return
+        if call.whole:  # shown as it streams (an apply_patch diff); the item has the input
+            out.append(
+                ToolCallDelta(call_id=call.call_id, index=call.index, name=call.name, text=text)
+            )
+            return
         if not call.overflow:
             if call.size + len(text) <= self.max_size:
                 call.parts.append(text)
@@ -476,6 +537,8 @@ class ToolCallTracker:
 
     def _final_arguments(self, d: WireToolArguments, out: list[StreamEvent]) -> None:
         call = self._find(d.id, d.index)
+        if call is not None and call.whole:
+            return
         if call is None:
             self._tool(
                 WireToolCall(id=d.id, index=d.index, arguments=d.arguments, expects_end=True), out
@@ -524,6 +587,7 @@ class ToolCallTracker:
             detail=detail,
             raw=raw,
             suggestions=suggestions,
+            kind=call.kind,
         )
 
     def _finalize(self, out: list[StreamEvent], *, aborted: bool = False) -> None:
@@ -544,13 +608,21 @@ class ToolCallTracker:
         notes: list[str] = []
         if missing:
             notes.append("the stop reason says tool calls, but no tool call arrived")
+        if stop is StopReason.MISSING and self._ended:
+            notes.append(
+                "the stream ended with the provider's end marker but without a stop reason; "
+                "each call was judged on its own"
+            )
+        messages = self._turn.messages(self.provider, ready)
+        notes.extend(self._turn.notes)
         self.done = Done(
             stop_reason=stop,
             raw_stop_reason=self._stop,
             usage=self._usage,
-            messages=self._turn.messages(self.provider, ready),
+            messages=messages,
             tool_calls_missing=missing,
             notes=tuple(notes),
+            response=self._response,
         )
         out.append(self.done)
 
@@ -563,13 +635,19 @@ class ToolCallTracker:
             message = self._error.message if self._error is not None else "stream error"
             detail = f"Not executed: the stream failed before it ended ({message})."
             return [self._reject(call, RejectReason.STREAM_INCOMPLETE, detail)]
-        if stop is StopReason.MISSING:
+        if stop is StopReason.MISSING and not self._ended:
             detail = (
                 "Not executed: the stream ended without a stop reason, so it may have been "
                 "cut off; no tool call from it was accepted."
             )
             return [self._reject(call, RejectReason.STREAM_INCOMPLETE, detail)]
-        if not stop.clean:
+        if stop is StopReason.PAUSED:
+            detail = (
+                f"Not executed: the provider paused the turn ({said}); send the assistant "
+                "message back unchanged to let it continue, running no tool call from it."
+            )
+            return [self._reject(call, RejectReason.STREAM_INCOMPLETE, detail)]
+        if not stop.clean and stop is not StopReason.MISSING:
             detail = (
                 "Not executed: the provider ended the response incompletely "
                 f"({said}); no tool call from it was accepted."
@@ -577,9 +655,20 @@ class ToolCallTracker:
             return [self._reject(call, RejectReason.STREAM_INCOMPLETE, detail)]
         if call.name is None:
             return [self._reject(call, RejectReason.INVALID, "No tool name arrived for this call.")]
+        if call.unsupported is not None:
+            self._turn.keep_call(call.call_id)  # the answer to it will refer to it
+            return [self._reject(call, RejectReason.UNSUPPORTED, call.unsupported)]
         if call.expects_end and not call.closed:
             detail = f"Not executed: the call was cut off ({said}); the provider never closed it."
             return [self._reject(call, RejectReason.CUT_OFF, detail)]
+        if call.whole:
+            if not isinstance(call.value, dict):
+                detail = (
+                    f"Not executed: the {call.kind} call carries no input object "
+                    f"(got {type(call.value).__name__})."
+                )
+                return [self._reject(call, RejectReason.INVALID, detail)]
+            return [self._ready(call, call.call_id, call.value, (), ())]
         if call.overflow or (call.asm is not None and call.asm.status is Status.UNREPAIRABLE):
             return [self._unrepairable(call)]
         if self.check is not None and call.name not in self.check.names:
@@ -701,4 +790,5 @@ def _with_id(event: ToolCallRejected, call_id: str) -> ToolCallRejected:
         detail=event.detail,
         raw=event.raw,
         suggestions=event.suggestions,
+        kind=event.kind,
     )
