@@ -306,6 +306,18 @@ def test_a_source_error_is_recorded_and_propagates() -> None:
     assert core.done is not None
     assert core.done.stop_reason is StopReason.ERROR
     assert core.calls == (("c1", "f", CallProgress.REJECTED),)
+    # Without a core of its own, the consumer still gets the verdicts and Done, then
+    # the exception.
+    seen = []
+    with pytest.raises(ConnectionError):
+        seen.extend(iter_events(source()))
+    assert kinds(seen)[-3:] == ["stream_failed", "tool_call_rejected", "done"]
+    failed = seen[-3]
+    assert isinstance(failed, StreamFailed)
+    assert failed.code == "source_error"
+    assert failed.message == "ConnectionError('reset by peer')"
+    assert failed.raw == {"exception": "ConnectionError"}
+    assert seen[-1] is not None
 
 
 def test_openai_sdk_chunk_objects_as_a_source() -> None:
@@ -420,12 +432,20 @@ async def test_async_source_error_is_recorded_and_propagates() -> None:
         raise ConnectionError("reset")
 
     stream = aiter_events(agen())
+    seen: list[StreamEvent] = []
+
+    async def consume() -> None:
+        async for event in stream:
+            seen.append(event)
+
     with pytest.raises(ConnectionError):
-        async for _ in stream:
-            pass
+        await consume()
     assert stream.core.done is not None
     assert stream.core.done.stop_reason is StopReason.ERROR
-    assert [e for e in [stream.core.done] if isinstance(e, Done)]
+    assert seen[-1] is stream.core.done  # yielded before the exception
+    assert kinds(seen)[-2:] == ["tool_call_rejected", "done"]
+    with pytest.raises(StopAsyncIteration):  # raised once, then the stream is over
+        await stream.__anext__()
 
 
 @pytest.mark.anyio

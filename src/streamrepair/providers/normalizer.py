@@ -141,6 +141,31 @@ class Provider(enum.Enum):
 #: event would cost time growing with the stream, and they say nothing new.
 _SNAPSHOT_FIELDS = frozenset({"snapshot"})
 
+#: The events the stream managers derive from the raw ones (openai ``ChatCompletionStream``,
+#: anthropic ``MessageStream``): they carry nothing the raw events did not, and several
+#: carry everything accumulated so far (``arguments``, ``parsed``), so they are not
+#: converted at all.
+_HELPER_EVENTS = frozenset(
+    {
+        "content.delta",
+        "content.done",
+        "refusal.delta",
+        "refusal.done",
+        "tool_calls.function.arguments.delta",
+        "tool_calls.function.arguments.done",
+        "logprobs.content.delta",
+        "logprobs.content.done",
+        "logprobs.refusal.delta",
+        "logprobs.refusal.done",
+        "text",
+        "citation",
+        "thinking",
+        "signature",
+        "input_json",
+        "compaction",
+    }
+)
+
 
 def as_chunk(obj: object) -> Mapping[str, Any]:
     """A chunk as a mapping: dicts pass through, SDK objects (pydantic models of the
@@ -151,14 +176,18 @@ def as_chunk(obj: object) -> Mapping[str, Any]:
     stream managers' ``snapshot``, and never warns: chunks of a shape the SDK's types do
     not expect (object ``arguments``, new block types) are converted as they are, without
     pydantic's serializer warnings. The openai ``ChatCompletionStream`` event
-    ``{"type": "chunk", "chunk": ...}`` gives its chunk.
+    ``{"type": "chunk", "chunk": ...}`` gives its chunk; the events the stream managers
+    derive from the raw ones (``content.delta``, ``input_json``...) give only their type.
     """
     if _is_map(obj):
         return obj
-    if getattr(obj, "type", None) == "chunk":
+    kind = getattr(obj, "type", None)
+    if kind == "chunk":
         inner = getattr(obj, "chunk", None)
         if inner is not None and inner is not obj:
             return as_chunk(inner)
+    elif type(kind) is str and kind in _HELPER_EVENTS:
+        return {"type": kind}
     dump = getattr(obj, "model_dump", None)
     if callable(dump):
         try:
