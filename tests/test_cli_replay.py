@@ -68,10 +68,32 @@ def test_json_output_matches_the_golden_file(capsys: pytest.CaptureFixture[str],
     assert json_lines(out) == json_lines(golden)
 
 
-def test_strict_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+def test_strict_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert run(capsys, "--strict")[0] == 1  # the demo has a cut-off call
     assert run(capsys, "--strict", str(FIXTURES / "deepseek-thinking-tools.sse"))[0] == 0
     assert run(capsys, "--strict", str(FIXTURES / "finish-content-filter.sse"))[0] == 1
+    # One meaning: the turn can be used as it is. A stop reason that says tool calls
+    # when none arrived fails it, as an empty stream does; so do a stream failure, a
+    # paused turn, and an end marker without a stop reason (even with every call ready).
+    assert run(capsys, "--strict", str(FIXTURES / "finish-tool-calls-missing.sse"))[0] == 1
+    empty = tmp_path / "empty.sse"
+    empty.write_bytes(b"")
+    assert run(capsys, "--strict", str(empty))[0] == 1
+    assert run(capsys, "--strict", str(FIXTURES / "openai-midstream-error.sse"))[0] == 1
+    paused = FIXTURES / "anthropic-server-tool-web-search-pause-turn.sse"
+    assert run(capsys, "--strict", str(paused))[0] == 1
+    kimi = FIXTURES / "openrouter-kimi-k2-done-usage-no-finish-reason.sse"
+    assert run(capsys, "--strict", str(kimi))[0] == 1
+    assert run(capsys, str(kimi))[0] == 0  # without --strict the replay ran: 0
+    assert run(capsys, "--strict", str(FIXTURES / "responses-apply-patch-call.sse"))[0] == 0
+
+
+def test_strict_is_documented_in_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "exit 1 unless the stream ended cleanly (stop, tool_calls or length)" in out
+    assert "none the stop reason announced is missing" in out
 
 
 def test_provider_and_choice_options(capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,8 +101,35 @@ def test_provider_and_choice_options(capsys: pytest.CaptureFixture[str]) -> None
     code, out, _ = run(capsys, "--provider", "openai", "--choice", "1", path)
     assert code == 0
     assert "READY    get_weather (call_choice1)" in out
+    # A provider that does not match the stream is reported, not read as nothing.
     code, out, _ = run(capsys, "--provider", "anthropic", path)
-    assert "done: stop reason missing" in out  # read as Anthropic, nothing makes sense
+    assert "stream failed: the stream was named anthropic, but this chunk is in openai's" in out
+    assert "done: stop reason error" in out
+    assert run(capsys, "--strict", "--provider", "anthropic", path)[0] == 1
+    # So is a choice the stream does not have.
+    code, out, _ = run(capsys, "--choice", "2", path)
+    assert "stream failed: no chunk of choice 2 arrived; the stream has choice(s) 0, 1" in out
+    assert "READY" not in out
+    with pytest.raises(SystemExit) as exited:
+        run(capsys, "--choice", "-1", path)
+    assert exited.value.code == 2
+    assert "must be an integer >= 0" in capsys.readouterr().err
+    code, out, _ = run(
+        capsys, "--provider", "gemini", "--json", str(FIXTURES / "gemini-vertex-partial-args.sse")
+    )
+    assert json_lines(out)[-1]["stop_reason"] == "stop"
+
+
+def test_json_escapes_line_separators(capsys: pytest.CaptureFixture[str]) -> None:
+    name = "framing-crlf-bom-nospace"
+    code, out, _ = run(capsys, "--json", str(FIXTURES / f"{name}.sse"))
+    assert code == 0
+    assert "\u2028" not in out
+    assert "\\u2028" in out
+    lines = out.splitlines()  # what a line-based reader does
+    assert [json.loads(line) for line in lines] == json_lines(out)
+    golden = (FIXTURES / f"{name}.events.jsonl").read_text(encoding="utf-8")
+    assert out == golden  # the same lines as the golden file
 
 
 def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

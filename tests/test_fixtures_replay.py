@@ -47,7 +47,11 @@ def golden(path: Path) -> list[dict[str, Any]]:
     target = path.with_name(_stem(path) + ".events.jsonl")
     if UPDATE:
         events = replay(path, [path.read_bytes()])
-        lines = [json.dumps(e, ensure_ascii=False) for e in events]
+        # As `streamrepair replay --json` writes them: U+2028/U+2029 escaped.
+        lines = [
+            json.dumps(e, ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+            for e in events
+        ]
         target.write_text("\n".join(lines) + "\n", encoding="utf-8")
     text = target.read_text(encoding="utf-8")
     # Not splitlines(): U+2028 inside a JSON string is not a line end.

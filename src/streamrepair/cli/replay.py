@@ -3,7 +3,12 @@
 On a terminal (and with ``rich`` installed, the ``cli`` extra) the view is live: the
 reasoning, the text, each tool call's arguments growing and its status, then a summary
 table of ready and rejected calls with their repairs. Elsewhere the output is plain text.
-``--json`` prints every event as one JSON line instead (the golden-file format).
+``--json`` prints every event as one JSON line instead (the golden-file format), with
+U+2028 and U+2029 escaped so that line-based readers see one event per line.
+
+``--strict`` makes the exit status say whether the turn can be used as it is: 0 only when
+the stream ended cleanly (a stop reason of ``stop``, ``tool_calls`` or ``length``), nothing
+failed, every tool call is ready, and no call the stop reason announced is missing.
 """
 
 from __future__ import annotations
@@ -32,11 +37,12 @@ from ..providers.normalizer import Provider
 from ..stream.pipeline import ToolCallStream
 from ..stream.recordings import load_recording
 
-__all__ = ["DEMO", "EXIT_NOT_READY", "EXIT_OK", "register"]
+__all__ = ["DEMO", "EXIT_NOT_READY", "EXIT_OK", "json_line", "register"]
 
-#: The replay ran (with ``--strict``: and the stream ended cleanly with every call ready).
+#: The replay ran (with ``--strict``: and the turn can be used as it is; module docstring).
 EXIT_OK = 0
-#: With ``--strict``: a call was rejected or the stream did not end cleanly.
+#: With ``--strict``: the stream did not end cleanly, failed, a call was rejected, or the
+#: stop reason said tool calls and none arrived.
 EXIT_NOT_READY = 1
 #: The bundled demo: DeepSeek thinking, a call needing repairs, a call cut at max_tokens.
 DEMO = "demo.sse"
@@ -58,11 +64,17 @@ def register(subparsers: Any) -> None:
             "With no FILE, a bundled DeepSeek demo is replayed: thinking, a call that needs "
             "repairs, and a call cut off at max_tokens."
         ),
-        epilog="exit status: 0 replayed (with --strict: and every call ready), 1 see --strict, "
-        "2 usage error or unreadable file",
+        epilog="exit status: 0 replayed (with --strict: and the turn is usable as it is), "
+        "1 see --strict, 2 usage error or unreadable file. A --provider that does not match "
+        "the stream, or a --choice the stream does not have, is reported as a stream failure "
+        "(unsupported_chunk).",
     )
     parser.add_argument("file", nargs="?", metavar="FILE", help="recording ('-' for stdin)")
-    parser.add_argument("--json", action="store_true", help="print events as JSON lines")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print events as JSON lines (U+2028/U+2029 escaped)",
+    )
     parser.add_argument(
         "--speed",
         type=float,
@@ -72,13 +84,35 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--provider",
         choices=[p.value for p in Provider],
-        help="the wire format (default: detected from the first chunk)",
+        help="the wire format (default: detected from the first chunk; a name that does not "
+        "match the stream fails it)",
     )
     parser.add_argument("--tools", metavar="TOOLS.json", help="tool list to check calls against")
-    parser.add_argument("--choice", type=int, default=0, help="choice to follow when n > 1")
+    parser.add_argument(
+        "--choice",
+        type=_choice,
+        default=0,
+        help="choice (Gemini: candidate) to follow when n > 1; one the stream does not have "
+        "fails it",
+    )
     parser.add_argument("--plain", action="store_true", help="plain text even on a terminal")
-    parser.add_argument("--strict", action="store_true", help="exit 1 unless every call is ready")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 unless the stream ended cleanly (stop, tool_calls or length), nothing "
+        "failed, every call is ready and none the stop reason announced is missing",
+    )
     parser.set_defaults(handler=_run)
+
+
+def _choice(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, not {text!r}")
+    return value
 
 
 def _read(file: str | None) -> tuple[bytes, str]:
@@ -120,12 +154,17 @@ def _run(args: argparse.Namespace) -> int:
         _live(events, source, args.speed if args.speed is not None else _LIVE_SPEED)
     else:
         _plain(events, source, out, args.speed or 0.0)
-    if args.strict:
-        done = core.done
-        rejected = any(phase.value != "ready" for _, _, phase in core.calls)
-        if done is None or not done.stop_reason.clean or rejected:
-            return EXIT_NOT_READY
+    if args.strict and not _usable(core):
+        return EXIT_NOT_READY
     return EXIT_OK
+
+
+def _usable(core: ToolCallStream) -> bool:
+    """The ``--strict`` test: the turn can be used as it is (module docstring)."""
+    done = core.done
+    if done is None or not done.stop_reason.clean or done.tool_calls_missing:
+        return False
+    return all(phase.value == "ready" for _, _, phase in core.calls)
 
 
 def _has_rich() -> bool:
@@ -141,9 +180,17 @@ def _pace(speed: float) -> None:
         time.sleep(1 / speed)
 
 
+def json_line(event: StreamEvent) -> str:
+    """One event as a JSON line: UTF-8 kept, but U+2028 and U+2029 escaped (JSON allows
+    them raw inside strings; line-based readers, ``str.splitlines()`` among them, take
+    them for line ends)."""
+    text = json.dumps(event.to_dict(), ensure_ascii=False)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
 def _json_lines(events: Iterator[StreamEvent], out: TextIO, speed: float) -> None:
     for event in events:
-        out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+        out.write(json_line(event) + "\n")
         out.flush()
         _pace(speed)
 
