@@ -49,7 +49,9 @@ def golden(path: Path) -> list[dict[str, Any]]:
         events = replay(path, [path.read_bytes()])
         # As `streamrepair replay --json` writes them: U+2028/U+2029 escaped.
         lines = [
-            json.dumps(e, ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+            json.dumps(e, ensure_ascii=False)
+            .replace("\u2028", "\\u2028")
+            .replace("\u2029", "\\u2029")
             for e in events
         ]
         target.write_text("\n".join(lines) + "\n", encoding="utf-8")
