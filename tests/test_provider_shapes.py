@@ -778,3 +778,46 @@ def test_done_reports_what_the_provider_said_about_the_response(
     fixture: str, response: dict[str, Any] | None
 ) -> None:
     assert done_of(list(iter_events(FIXTURES / fixture))).response == response
+
+
+# -- bounds ------------------------------------------------------------------------------------
+
+
+def test_server_block_input_counts_toward_max_text_chars() -> None:
+    chunks = [
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {
+                "type": "server_tool_use",
+                "id": "s",
+                "name": "web_search",
+                "input": {},
+            },
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": '{"query": "' + "x" * 40},
+        },
+    ]
+    events = run(*chunks, max_text_chars=32)
+    failed = [e for e in events if isinstance(e, StreamFailed)]
+    assert [f.code for f in failed] == ["too_large"]
+
+
+def test_kept_blocks_are_bounded() -> None:
+    from streamrepair.stream.tracker import MAX_BLOCKS
+
+    block = {"type": "web_search_tool_result", "tool_use_id": "s", "content": []}
+    chunks = [
+        {"type": "content_block_start", "index": n, "content_block": block}
+        for n in range(MAX_BLOCKS + 1)
+    ]
+    core = ToolCallStream(provider="anthropic")
+    events: list[StreamEvent] = []
+    for chunk in chunks:
+        events.extend(core.feed(chunk))
+    failed = [e for e in events if isinstance(e, StreamFailed)]
+    assert [f.code for f in failed] == ["too_many"]
+    assert len(done_of(events).messages[0]["content"]) == MAX_BLOCKS

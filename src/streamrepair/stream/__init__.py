@@ -52,6 +52,7 @@ if _typing.TYPE_CHECKING:
     )
     from .tracker import (
         DEFAULT_MAX_TEXT_CHARS,
+        MAX_BLOCKS,
         MAX_TOOL_CALLS,
         ArgumentCheck,
         CallPhase,
@@ -71,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "EventStreamError": "streamrepair.errors",
     "EventStreamMessage": "eventstream",
     "JSONLinesDecoder": "sse",
+    "MAX_BLOCKS": "tracker",
     "MAX_TOOL_CALLS": "tracker",
     "READ_CHUNK_BYTES": "drivers",
     "SSEDecodeError": "streamrepair.errors",
@@ -93,6 +95,7 @@ __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_MAX_TEXT_CHARS",
+    "MAX_BLOCKS",
     "MAX_TOOL_CALLS",
     "READ_CHUNK_BYTES",
     "ArgumentCheck",

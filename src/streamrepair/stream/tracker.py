@@ -24,7 +24,9 @@ section 6 of the wire-format notes). A tool delta belongs to:
 Argument text is buffered until a call's name is known, then fed to one
 :class:`~streamrepair.ArgumentAssembler` per call; each piece is reported with the
 assembler's preview. Memory is bounded: each call's text by ``max_size``, the number of
-calls by ``MAX_TOOL_CALLS`` and the content and reasoning text by ``max_text_chars``.
+calls by ``MAX_TOOL_CALLS``, the content, reasoning and server-block input text by
+``max_text_chars``, and the number of blocks, items and citations kept for the message
+by ``MAX_BLOCKS`` (each bounded by the size of the chunk that brought it).
 
 Finish policy (DeepSeek-TUI's, and vercel/ai's fix that stopped finalizing calls whose
 prefix parses): nothing is ready before the stream has ended. Then, in call order:
@@ -109,6 +111,7 @@ from ..syntax.assembler import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, ArgumentAsse
 
 __all__ = [
     "DEFAULT_MAX_TEXT_CHARS",
+    "MAX_BLOCKS",
     "MAX_TOOL_CALLS",
     "ArgumentCheck",
     "CallPhase",
@@ -120,6 +123,9 @@ __all__ = [
 MAX_TOOL_CALLS = 256
 #: Most content + reasoning characters kept for the assistant message (64 Mi chars).
 DEFAULT_MAX_TEXT_CHARS = 64 * 2**20
+#: Most provider blocks, finished items and citations one stream may keep for the message;
+#: past it the stream fails with a StreamFailed (``too_many``).
+MAX_BLOCKS = 4096
 
 
 class CallProgress(enum.Enum):
@@ -249,6 +255,7 @@ class ToolCallTracker:
         self._latest: _Call | None = None
         self._turn = TurnRecorder()
         self._text_chars = 0
+        self._blocks = 0  # blocks, items and citations kept (bounded by MAX_BLOCKS)
         self._message_id: str | None = None
         self._stop: str | None = None
         self._usage: dict[str, Any] | None = None
@@ -319,19 +326,23 @@ class ToolCallTracker:
             else:
                 self._usage = dict(delta.usage)
         elif isinstance(delta, WireItem):
-            self._turn.item(delta.block, delta.item)
+            if self._keep_block(out):
+                self._turn.item(delta.block, delta.item)
         elif isinstance(delta, WireToolValue):
             call = self._find(delta.id, delta.index)
             if call is not None and call.whole:
                 call.value = copy.deepcopy(delta.value)  # never share the caller's chunk
         elif isinstance(delta, WireBlock):
-            self._turn.block(delta.block, delta.content)
+            if self._keep_block(out):
+                self._turn.block(delta.block, delta.content)
         elif isinstance(delta, WireBlockInput):
-            self._turn.block_input(delta.block, delta.text, delta.path)
+            if self._keep_text(delta.text, out):
+                self._turn.block_input(delta.block, delta.text, delta.path)
         elif isinstance(delta, WireBlockUpdate):
             self._turn.block_update(delta.block, delta.fields, extend=delta.extend, path=delta.path)
         elif isinstance(delta, WireCitation):
-            self._turn.citation(delta.block, delta.citation)
+            if self._keep_block(out):
+                self._turn.citation(delta.block, delta.citation)
         elif isinstance(delta, WireResponse):
             if self._response is None:
                 self._response = {}
@@ -403,6 +414,14 @@ class ToolCallTracker:
             ),
             out,
         )
+        return False
+
+    def _keep_block(self, out: list[StreamEvent]) -> bool:
+        self._blocks += 1
+        if self._blocks <= MAX_BLOCKS:
+            return True
+        message = f"more than {MAX_BLOCKS} blocks, items and citations in one stream"
+        self._fail(WireError(message=message, code="too_many"), out)
         return False
 
     def _message_start(self, delta: WireMessageStart, out: list[StreamEvent]) -> None:
