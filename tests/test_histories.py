@@ -635,7 +635,7 @@ def test_a_stream_in_another_protocol_is_refused_with_a_hint() -> None:
     with pytest.raises(ValueError, match="no history rules for 'ollama'"):
         Conversation("x", provider="ollama")
     with pytest.raises(ValueError, match="unknown provider"):
-        check_history([], policy=KEEP, provider="bedrock")
+        check_history([], policy=KEEP, provider="vertex")
 
 
 # -- Responses streams ---------------------------------------------------------------------
