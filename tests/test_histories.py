@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,11 +33,14 @@ from streamrepair import (
     assistant_message,
     check_history,
     function_call_output,
+    iter_events,
     prepare_messages,
     repair_history,
     response_items,
     tool_result_block,
 )
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sse"
 
 KEEP = ReasoningPolicy.KEEP_FOR_TOOL_CALLS
 CLEAR = ReasoningPolicy.CLEAR_ON_USER_TURN
@@ -392,9 +396,10 @@ def test_server_tool_blocks_pass_through_and_need_no_answer() -> None:
     assert history == before
 
 
-def test_a_paused_turn_is_sent_back_as_it_is_to_go_on() -> None:
+@pytest.mark.parametrize("stop", ["pause_turn", "compaction"])
+def test_a_paused_turn_is_sent_back_as_it_is_to_go_on(stop: str) -> None:
     conversation = anthropic_conversation()
-    paused = anthropic(SIGNED, ("text", "Searching the web..."), stop="pause_turn")
+    paused = anthropic(SIGNED, ("text", "Searching the web..."), stop=stop)
     batch = conversation.add_response(events_of(paused)[0])
     assert batch.paused
     assert conversation.pending == ()
@@ -1060,3 +1065,65 @@ def test_bad_input_is_refused_with_clear_errors() -> None:
             repair_history([], policy="keep", provider=provider)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no history rules for 'cohere'"):
         prepare_messages([], policy=KEEP, provider=Provider.COHERE)
+
+
+CLIENT_ITEMS = [
+    ("responses-apply-patch-call.sse", "apply_patch", "apply_patch_call_output"),
+    ("responses-shell-call-local.sse", "shell", "shell_call_output"),
+    ("responses-local-shell-call.sse", "local_shell", "local_shell_call_output"),
+    ("responses-tool-search-call-client.sse", "tool_search", "tool_search_output"),
+]
+
+
+@pytest.mark.parametrize(("fixture", "kind", "answer"), CLIENT_ITEMS)
+def test_items_the_client_runs_are_answered_with_their_own_output_item(
+    fixture: str, kind: str, answer: str
+) -> None:
+    data = (FIXTURES / fixture).read_bytes()
+    conversation = responses_conversation()
+    batch = conversation.add_response(list(iter_events(data, provider="responses")))
+    assert batch.ready
+    assert {call.kind for call in batch.ready} == {kind}
+    output = "[]" if kind == "tool_search" else "done"
+    for call in batch.ready:
+        conversation.answer(call.call_id, output)
+    answers = conversation.messages()[-len(batch.ready) :]
+    assert [a.get("call_id", a.get("id")) for a in answers] == [c.call_id for c in batch.ready]
+    sent = answers[0]
+    assert sent["type"] == answer
+    if kind == "shell":
+        assert sent["output"] == [
+            {"stdout": "done", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}
+        ]
+    elif kind == "apply_patch":
+        assert (sent["status"], sent["output"]) == ("completed", "done")
+    assert conversation.check() == ()
+
+
+def test_a_failed_shell_call_reports_its_text_on_stderr() -> None:
+    data = (FIXTURES / "responses-shell-call-local.sse").read_bytes()
+    conversation = responses_conversation()
+    (call,) = conversation.add_response(list(iter_events(data, provider="responses"))).ready
+    conversation.answer(call.call_id, "no such file", status=RunState.FAILED)
+    (entry,) = conversation.messages()[-1]["output"]
+    assert entry["stdout"] == ""
+    assert entry["stderr"].endswith("no such file")
+    assert entry["outcome"] == {"type": "exit", "exit_code": 1}
+
+
+def test_check_history_pairs_every_kind_of_responses_call_and_skips_hosted_ones() -> None:
+    local = _item("shell_call", id="sh_1", call_id="c_sh", action={"commands": ["ls"]})
+    hosted = {**local, "call_id": "c_h", "environment": {"type": "container_reference"}}
+    patch = _item("apply_patch_call", id="ap_1", call_id="c_ap", operation={})
+    items = [U, local, hosted, patch]
+    problems = check_history(items, policy=AS_RECEIVED, provider="responses")
+    assert sorted(p.call_id or "" for p in problems) == ["c_ap", "c_sh"]
+    answered = [
+        *items,
+        _item("shell_call_output", call_id="c_sh", output=[]),
+        _item("apply_patch_call_output", call_id="c_ap", status="completed"),
+    ]
+    assert check_history(answered, policy=AS_RECEIVED, provider="responses") == ()
+    stray = [U, _item("local_shell_call_output", id="c_nowhere", output="x")]
+    (problem,) = check_history(stray, policy=AS_RECEIVED, provider="responses")
+    assert problem.kind is ProblemKind.ORPHAN_TOOL_MESSAGE

@@ -3,8 +3,7 @@ assistant message back in the provider's own format.
 
 * :mod:`.wire`: the normalized deltas (:class:`WireDelta` and its kinds);
 * :mod:`.normalizer`: :class:`ChunkNormalizer` (OpenAI/DeepSeek Chat, Anthropic, Responses,
-  Ollama, Cohere, Gemini and Bedrock chunks or SDK objects -> wire deltas),
-  :class:`Provider`;
+  Ollama, Cohere chunks or SDK objects -> wire deltas), :class:`Provider`;
 * :mod:`.messages`: :class:`TurnRecorder` and :func:`build_messages`, the turn as it
   streamed turned into ``Done.messages``.
 
@@ -31,6 +30,7 @@ if _typing.TYPE_CHECKING:
         Provider,
         as_chunk,
         detect_provider,
+        responses_client_item,
     )
     from .wire import (
         WireBlock,
@@ -86,6 +86,7 @@ _EXPORTS: dict[str, str] = {
     "as_chunk": "normalizer",
     "build_messages": "messages",
     "detect_provider": "normalizer",
+    "responses_client_item": "normalizer",
 }
 
 __all__ = [
@@ -118,6 +119,7 @@ __all__ = [
     "as_chunk",
     "build_messages",
     "detect_provider",
+    "responses_client_item",
 ]
 
 __getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)

@@ -112,6 +112,7 @@ __all__ = [
     "Provider",
     "as_chunk",
     "detect_provider",
+    "responses_client_item",
 ]
 
 
@@ -326,8 +327,10 @@ _RESPONSES_CLIENT_ITEMS: dict[str, tuple[str, str | None]] = {
 }
 
 
-def _client_item(itype: object, item: Mapping[str, Any]) -> tuple[str, str | None] | None:
-    """(kind, input field) when the Responses item ``item`` is the client's to run."""
+def responses_client_item(itype: object, item: Mapping[str, Any]) -> tuple[str, str | None] | None:
+    """(kind, input field) when the Responses item ``item`` (of type ``itype``) is one
+    the client runs (an ``apply_patch_call``, a ``shell_call`` outside a container, ...),
+    None for anything else (function and custom tool calls included)."""
     if not isinstance(itype, str):
         return None
     spec = _RESPONSES_CLIENT_ITEMS.get(itype)
@@ -870,7 +873,7 @@ class ChunkNormalizer:
                 out.append(WireToolArguments(id=call_id, index=index, arguments=text))
             out.append(WireToolEnd(id=call_id, index=index))
             return out
-        client = _client_item(itype, item)
+        client = responses_client_item(itype, item)
         if client is not None or itype == "mcp_approval_request":
             if item_id is not None and call_id is not None:
                 self._call_ids[item_id] = call_id

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..providers.normalizer import responses_client_item
 from ._rules import (
     ChangeKind,
     ProblemKind,
@@ -36,8 +37,34 @@ from ._rules import (
 )
 
 MISSING_REASONING = "The reasoning_text in the thinking mode must be passed back to the API."
-CALLS = ("function_call", "custom_tool_call")
-ANSWERS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
+#: Each answer item -> the call item it answers (the client's, or a hosted call whose
+#: output the server streamed after it).
+ANSWERS = {
+    "function_call_output": "function_call",
+    "custom_tool_call_output": "custom_tool_call",
+    "apply_patch_call_output": "apply_patch_call",
+    "shell_call_output": "shell_call",
+    "local_shell_call_output": "local_shell_call",
+    "tool_search_output": "tool_search_call",
+    "computer_call_output": "computer_call",
+}
+CALLS = tuple(ANSWERS.values())
+
+
+def client_call(item: Mapping[str, Any]) -> bool:
+    """True for a call item the client must answer: a function or custom tool call, or
+    an item the client runs (not one the provider hosted)."""
+    kind = item_type(item)
+    if kind in ("function_call", "custom_tool_call"):
+        return True
+    return responses_client_item(kind, item) is not None
+
+
+def answer_key(item: Mapping[str, Any]) -> Any:
+    """The call id an answer item names (``local_shell_call_output`` calls it ``id``)."""
+    if item_type(item) == "local_shell_call_output":
+        return item.get("id")
+    return item.get("call_id")
 
 
 def item_type(item: Mapping[str, Any]) -> str | None:
@@ -64,7 +91,7 @@ def starts_turn(item: Mapping[str, Any]) -> bool:
 
 
 def calls_tools(item: Mapping[str, Any]) -> bool:
-    return item_type(item) in CALLS
+    return client_call(item)
 
 
 def _turns(items: list[dict[str, Any]]) -> Turns:
@@ -133,7 +160,7 @@ def check(items: list[dict[str, Any]], policy: ReasoningPolicy, report: Report) 
             else:
                 calls[call_id] = i
         elif kind in ANSWERS:
-            key = text_id(item.get("call_id"))
+            key = text_id(answer_key(item))
             if key in answered:
                 report.problem(
                     ProblemKind.DUPLICATE_ANSWER, i, f"{key!r} is answered twice", call_id=key
@@ -145,6 +172,6 @@ def check(items: list[dict[str, Any]], policy: ReasoningPolicy, report: Report) 
                 report.problem(ProblemKind.ORPHAN_TOOL_MESSAGE, i, text, call_id=key)
     close_response()
     for call_id, index in calls.items():
-        if call_id not in answered:
+        if call_id not in answered and client_call(items[index]):
             text = f"No tool output found for function call {call_id}."
             report.problem(ProblemKind.UNANSWERED_CALL, index, text, call_id=call_id)

@@ -89,9 +89,10 @@ class ToolBatch:
 
     @property
     def paused(self) -> bool:
-        """True when Anthropic paused the turn (``pause_turn``: a long server-tool run):
-        send :meth:`Conversation.messages` again, unchanged, to let the model go on."""
-        return self.done.raw_stop_reason == "pause_turn"
+        """True when Anthropic paused the turn (``pause_turn`` during a long server-tool
+        run, or the beta ``compaction`` stop): send :meth:`Conversation.messages` again,
+        unchanged, to let the model go on."""
+        return self.done.stop_reason is StopReason.PAUSED
 
 
 def _verdicts(

@@ -33,6 +33,7 @@ from ..events import Done, RejectReason, ToolCallReady, ToolCallRejected
 from ..providers.normalizer import Provider
 from ..schema.notes import append_repair_notes
 from ..syntax.oneshot import repair
+from ._responses_history import client_call
 from ._rules import copy_json, history_provider
 
 __all__ = [
@@ -216,15 +217,68 @@ def function_call_output(
     status: RunState | None = None,
     history: Iterable[str | Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The Responses API item answering ``call``:
-    ``{"type": "function_call_output", "call_id", "output"}`` (``custom_tool_call_output``
-    for a ready custom tool call, ``kind == "custom"``). The text is
-    :func:`tool_message`'s (the Responses API has no error flag: the first line names
-    the status)."""
-    content, _ = _answer_text(call, output, status=status, history=history)
-    custom = isinstance(call, ToolCallReady) and call.kind == "custom"
-    kind = "custom_tool_call_output" if custom else "function_call_output"
-    return {"type": kind, "call_id": call.call_id, "output": content}
+    """The Responses API item answering ``call``, by the call's ``kind``:
+
+    * ``function``: ``{"type": "function_call_output", "call_id", "output"}``;
+    * ``custom``: ``custom_tool_call_output``, the same fields;
+    * ``apply_patch``: ``apply_patch_call_output`` with ``status`` ``completed`` (a
+      completed run) or ``failed`` (anything else) and the text as ``output``;
+    * ``shell``: ``shell_call_output`` whose ``output`` is one entry: the text as
+      ``stdout`` of a completed run, else as ``stderr`` with exit code 1;
+    * ``local_shell``: ``local_shell_call_output`` (``id`` is the call id);
+    * ``tool_search``: ``tool_search_output``; ``output`` of a completed run must be
+      the JSON list of the tool definitions found (empty when the call did not run).
+
+    The text is :func:`tool_message`'s (the Responses API has no error flag: the first
+    line names the status). A ``computer`` call is answered with a screenshot, which
+    text cannot be: answering one raises :class:`~streamrepair.HistoryError` (build its
+    ``computer_call_output`` item yourself)."""
+    content, final = _answer_text(call, output, status=status, history=history)
+    kind = call.kind if isinstance(call, ToolCallReady | ToolCallRejected) else "function"
+    completed = final is RunState.COMPLETED
+    if kind == "custom" and isinstance(call, ToolCallReady):
+        return {"type": "custom_tool_call_output", "call_id": call.call_id, "output": content}
+    if kind == "apply_patch":
+        return {
+            "type": "apply_patch_call_output",
+            "call_id": call.call_id,
+            "status": "completed" if completed else "failed",
+            "output": content,
+        }
+    if kind == "shell":
+        entry = {
+            "stdout": content if completed else "",
+            "stderr": "" if completed else content,
+            "outcome": {"type": "exit", "exit_code": 0 if completed else 1},
+        }
+        return {"type": "shell_call_output", "call_id": call.call_id, "output": [entry]}
+    if kind == "local_shell":
+        return {"type": "local_shell_call_output", "id": call.call_id, "output": content}
+    if kind == "tool_search":
+        return {
+            "type": "tool_search_output",
+            "call_id": call.call_id,
+            "execution": "client",
+            "tools": _found_tools(output) if completed else [],
+        }
+    if kind == "computer":
+        raise HistoryError(
+            f"a computer call ({call.call_id}) is answered with a screenshot: build its "
+            "computer_call_output item yourself"
+        )
+    return {"type": "function_call_output", "call_id": call.call_id, "output": content}
+
+
+def _found_tools(output: str) -> list[Any]:
+    try:
+        tools = json.loads(output) if output.strip() else []
+    except ValueError:
+        tools = None
+    if not isinstance(tools, list):
+        raise HistoryError(
+            "a tool_search call is answered with the JSON list of the tool definitions found"
+        )
+    return tools
 
 
 def _rejected_arguments(event: ToolCallRejected) -> str:
@@ -407,7 +461,7 @@ def assistant_message(
 
 
 def _response_call_id(item: Mapping[str, Any]) -> str | None:
-    if item.get("type") in ("function_call", "custom_tool_call"):
+    if client_call(item):
         return str(item["call_id"])
     return None
 
