@@ -43,10 +43,24 @@ def register(subparsers: Any) -> None:
     """Add the ``serve``, ``install`` and ``stats`` subcommands."""
     serve = subparsers.add_parser(
         "serve",
-        help="run the long-lived helper the OpenCode plugin talks to (JSON lines on stdio)",
+        help="run the repairing proxy (serve --upstream URL) or the OpenCode plugin's helper "
+        "(serve opencode)",
+        description="Two long-lived services. 'streamrepair serve --upstream URL' runs the "
+        "repairing proxy: point any harness at it (OPENAI_BASE_URL=http://127.0.0.1:8787/v1, "
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:8787) and tool-call arguments are repaired in "
+        "the stream (needs the serve extra; see docs/proxy.md). 'streamrepair serve "
+        "opencode' runs the helper the OpenCode plugin talks to (JSON lines on stdio).",
     )
-    serve.add_argument("harness", choices=["opencode"])
+    serve.add_argument(
+        "harness",
+        nargs="?",
+        choices=["opencode"],
+        help="opencode: the OpenCode plugin's helper (omit it with --upstream)",
+    )
     settings_options(serve)
+    from .proxy import add_proxy_options  # light: no serve-extra imports
+
+    add_proxy_options(serve)
     serve.set_defaults(handler=_run_serve)
 
     install = subparsers.add_parser(
@@ -126,6 +140,19 @@ def serve_lines(source: IO[bytes], out: IO[bytes], helper: OpenCodeHelper) -> in
 
 def _run_serve(args: argparse.Namespace) -> int:
     environ = dict(os.environ)
+    if args.harness is None:
+        if not args.upstream:
+            print(
+                "streamrepair serve: give --upstream URL (the proxy) or 'opencode'",
+                file=sys.stderr,
+            )
+            return 2
+        from .proxy import run_proxy
+
+        return run_proxy(args, telemetry_log(args, environ, "proxy"))
+    if args.upstream:
+        print("streamrepair serve: --upstream is for the proxy, not opencode", file=sys.stderr)
+        return 2
     hook_settings = settings(args, environ, lambda line: print(line, file=sys.stderr))
     helper = OpenCodeHelper(hook_settings, telemetry=telemetry_log(args, environ, "opencode"))
     try:

@@ -65,12 +65,16 @@ class SSEEvent:
     calls a ``message`` event); ``data`` is the ``data:`` lines joined with ``\\n``;
     ``id`` is the last event id seen (it persists across events, as the spec says);
     ``retry`` is the ``retry:`` value of this event when it was a valid integer.
+    ``comment`` is set (and ``data`` empty) only by a decoder made with
+    ``comments=True``: the text of a comment line after its ``:``, dispatched on its own
+    (a proxy forwards keep-alives).
     """
 
     data: str
     event: str | None = None
     id: str | None = None
     retry: int | None = None
+    comment: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.data, str):
@@ -80,6 +84,9 @@ class SSEEvent:
 class SSEDecoder:
     """Push decoder for ``text/event-stream`` bytes. See the module docstring.
 
+    ``comments=True`` also reports each comment line as an :class:`SSEEvent` with
+    ``comment`` set, in stream order (they are skipped by default).
+
     ``feed(data)`` may be called any number of times with any split of the stream, then
     ``finish()`` once. After ``finish()`` the decoder accepts nothing more.
     """
@@ -88,6 +95,7 @@ class SSEDecoder:
         "_bom_checked",
         "_buffer",
         "_closed",
+        "_comments",
         "_consumed",
         "_data",
         "_data_bytes",
@@ -108,9 +116,11 @@ class SSEDecoder:
         *,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        comments: bool = False,
     ) -> None:
         if max_line_bytes < 1 or max_event_bytes < 1:
             raise ValueError("max_line_bytes and max_event_bytes must be positive")
+        self._comments = comments
         self.max_line_bytes = max_line_bytes
         self.max_event_bytes = max_event_bytes
         self._buffer = bytearray()  # bytes of the unfinished line only
@@ -253,6 +263,9 @@ class SSEDecoder:
             self._dispatch(events)
             return
         if raw[0] == 0x3A:  # ':' comment / keep-alive
+            if self._comments:
+                text = raw[1:].decode("utf-8", errors="replace")
+                events.append(SSEEvent(data="", comment=text[1:] if text[:1] == " " else text))
             return
         if raw.startswith(b"data:"):  # the common case, without the general parse
             skip = 6 if raw[5:6] == b" " else 5

@@ -1,0 +1,149 @@
+"""``streamrepair serve --upstream URL``: run the repairing proxy under uvicorn.
+
+The options are registered by ``cli/integrations.py`` (``serve`` also runs the OpenCode
+helper, ``serve opencode``); this module is imported only to run the proxy, and imports
+the ``serve`` extra (Starlette, uvicorn, httpx) only then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any, Final
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TOKEN_ENV", "add_proxy_options", "run_proxy"]
+
+#: Where the proxy listens by default: loopback only.
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 8787
+#: Environment variable holding the proxy's own bearer token (unset: no token).
+TOKEN_ENV: Final = "STREAMREPAIR_PROXY_TOKEN"
+_LOOPBACK: Final = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def add_proxy_options(parser: argparse.ArgumentParser) -> None:
+    """The proxy's options on the ``serve`` parser."""
+    group = parser.add_argument_group("proxy (streamrepair serve --upstream URL)")
+    group.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="run the repairing proxy in front of this API base URL "
+        "(e.g. https://api.deepseek.com or https://api.deepseek.com/anthropic)",
+    )
+    group.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default 127.0.0.1)")
+    group.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8787)")
+    group.add_argument(
+        "--store",
+        metavar="SPEC",
+        default="memory",
+        help="where reasoning and repair notes are kept between requests: memory (default) "
+        "or a redis://host:port/db URL shared by every replica",
+    )
+    group.add_argument(
+        "--store-ttl", type=float, default=None, metavar="SECONDS", help="memo lifetime (1 day)"
+    )
+    group.add_argument(
+        "--token-env",
+        metavar="VAR",
+        default=TOKEN_ENV,
+        help="environment variable holding the proxy's own bearer token; when it is set, "
+        f"clients must send it (default ${TOKEN_ENV})",
+    )
+    group.add_argument(
+        "--upstream-key-env",
+        metavar="VAR",
+        help="environment variable holding the upstream API key, sent in place of the "
+        "proxy token when clients authenticate with it",
+    )
+    group.add_argument(
+        "--max-request-bytes", type=int, default=None, metavar="N", help="(default 32 MiB)"
+    )
+    group.add_argument(
+        "--max-argument-chars",
+        type=int,
+        default=None,
+        metavar="N",
+        help="largest tool-call argument text; larger calls are withheld (default 16 Mi)",
+    )
+    group.add_argument(
+        "--connect-timeout", type=float, default=None, metavar="S", help="(default 10)"
+    )
+    group.add_argument(
+        "--read-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds without a byte from the upstream (default 600)",
+    )
+    group.add_argument(
+        "--no-access-log", action="store_true", help="do not print one JSON line per request"
+    )
+
+
+def _config_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for option, key in (
+        ("max_request_bytes", "max_request_bytes"),
+        ("max_argument_chars", "max_argument_chars"),
+        ("connect_timeout", "connect_timeout"),
+        ("read_timeout", "read_timeout"),
+    ):
+        value = getattr(args, option, None)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def run_proxy(args: argparse.Namespace, telemetry: Any) -> int:
+    """Serve until interrupted; returns the exit code."""
+    try:
+        import uvicorn
+
+        from ..proxy.app import ProxyConfig, create_app
+        from ..proxy.store import DEFAULT_TTL, open_store
+    except ImportError as exc:
+        print(
+            f"streamrepair serve: the proxy needs the serve extra ({exc.name} is missing): "
+            "pip install 'streamrepair[serve]'",
+            file=sys.stderr,
+        )
+        return 2
+    token = os.environ.get(args.token_env) or None
+    upstream_key = os.environ.get(args.upstream_key_env) if args.upstream_key_env else None
+    try:
+        store = open_store(args.store, ttl=args.store_ttl or DEFAULT_TTL)
+        config = ProxyConfig(
+            upstream=args.upstream,
+            token=token,
+            upstream_key=upstream_key,
+            access_log=not args.no_access_log,
+            telemetry=telemetry,
+            **_config_kwargs(args),
+        )
+    except (ValueError, ImportError) as exc:
+        print(f"streamrepair serve: {exc}", file=sys.stderr)
+        return 2
+    if args.host not in _LOOPBACK and token is None:
+        print(
+            f"streamrepair serve: warning: listening on {args.host} without a proxy token "
+            f"(set ${args.token_env})",
+            file=sys.stderr,
+        )
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    app = create_app(config, store=store)
+    print(
+        f"streamrepair serve: http://{args.host}:{args.port} -> {args.upstream} "
+        f"(store: {args.store})",
+        file=sys.stderr,
+    )
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        access_log=False,  # ours has no query strings and no secrets
+        log_level="warning",
+        lifespan="on",
+    )
+    return 0

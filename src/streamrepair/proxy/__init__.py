@@ -1,0 +1,95 @@
+"""The repairing proxy: ``streamrepair serve --upstream URL``.
+
+A layer above the turn and telemetry layers, below the CLI. One ASGI app (Starlette,
+served by uvicorn) forwards every request to one upstream with a pooled httpx client; the
+streams of Chat Completions, Anthropic Messages and Responses requests go through a
+sans-IO :class:`~.relay.Relay` that sends text as it arrives and each tool call as valid,
+repaired JSON once it is judged ready, and withholds (with a notice) what was cut off
+or cannot be repaired. See ``docs/proxy.md``.
+
+* :mod:`.relay`: :class:`Relay`, :class:`ArgumentEmitter`, :class:`HeldArguments`,
+  :class:`CallMemo`; :mod:`.chat`, :mod:`.anthropic`, :mod:`.responses`: one relay each;
+* :mod:`.fixes`: :func:`fix_request` (request-side fixes) and :func:`referenced_calls`;
+* :mod:`.store`: :class:`MemoryStore`, :class:`RedisStore`, :func:`open_store`;
+* :mod:`.metrics`: :class:`ProxyMetrics` (``/metrics``);
+* :mod:`.app`: :class:`ProxyConfig` and :func:`create_app` (needs the ``serve`` extra).
+
+The names are imported on first use.
+"""
+
+from __future__ import annotations
+
+import typing as _typing
+
+from .._lazy import attach
+
+if _typing.TYPE_CHECKING:
+    from .anthropic import AnthropicRelay
+    from .app import (
+        DEFAULT_CONNECT_TIMEOUT,
+        DEFAULT_MAX_REQUEST_BYTES,
+        DEFAULT_READ_TIMEOUT,
+        FIXES_HEADER,
+        ProxyConfig,
+        create_app,
+    )
+    from .chat import ChatRelay
+    from .fixes import RequestFixes, fix_request, referenced_calls
+    from .metrics import ProxyMetrics
+    from .relay import (
+        ApiProtocol,
+        ArgumentEmitter,
+        CallMemo,
+        HeldArguments,
+        Relay,
+        argument_text,
+        notice_text,
+        usable_tools,
+    )
+    from .responses import ResponsesRelay
+    from .store import (
+        DEFAULT_MAX_CHARS,
+        DEFAULT_MAX_ENTRIES,
+        DEFAULT_TTL,
+        MemoryStore,
+        RedisStore,
+        StateStore,
+        memo_key,
+        open_store,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "AnthropicRelay": "anthropic",
+    "ApiProtocol": "relay",
+    "ArgumentEmitter": "relay",
+    "CallMemo": "relay",
+    "ChatRelay": "chat",
+    "DEFAULT_CONNECT_TIMEOUT": "app",
+    "DEFAULT_MAX_CHARS": "store",
+    "DEFAULT_MAX_ENTRIES": "store",
+    "DEFAULT_MAX_REQUEST_BYTES": "app",
+    "DEFAULT_READ_TIMEOUT": "app",
+    "DEFAULT_TTL": "store",
+    "FIXES_HEADER": "app",
+    "HeldArguments": "relay",
+    "MemoryStore": "store",
+    "ProxyConfig": "app",
+    "ProxyMetrics": "metrics",
+    "RedisStore": "store",
+    "Relay": "relay",
+    "RequestFixes": "fixes",
+    "ResponsesRelay": "responses",
+    "StateStore": "store",
+    "argument_text": "relay",
+    "create_app": "app",
+    "fix_request": "fixes",
+    "memo_key": "store",
+    "notice_text": "relay",
+    "open_store": "store",
+    "referenced_calls": "fixes",
+    "usable_tools": "relay",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)

@@ -1,0 +1,154 @@
+"""The Anthropic Messages relay.
+
+What the client receives (see ``relay.py`` for the general rules):
+
+* ``message_start``, ``ping``, text, thinking (with ``signature_delta``),
+  ``redacted_thinking`` and server-tool blocks go out as they arrive; a block's
+  ``index`` is rewritten only when a withheld tool block before it shifted the
+  positions (``index`` must be the block's position in the final ``content``);
+* ``tool_use`` blocks (start, ``input_json_delta`` pieces, stop) are withheld, and so
+  are ``message_delta`` and ``message_stop``;
+* at the end: one ``tool_use`` block per ready call, its ``content_block_start`` as the
+  upstream sent it (``input: {}``) followed by one ``input_json_delta`` with the whole
+  repaired input (never ``input: {}`` without its delta), then a text block per withheld
+  call with the notice, then ``message_delta`` with ``stop_reason`` ``tool_use`` when a
+  call was sent (Claude Code runs tools only then), ``max_tokens`` when one was cut off,
+  and ``message_stop``. An ``error`` event ends the stream as the upstream sent it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from ..events import Done, StreamEvent, ToolCallReady, ToolCallRejected
+from .relay import ApiProtocol, Relay, closing_stop, dumps, notice_text, sse_bytes
+
+__all__ = ["AnthropicRelay"]
+
+
+class AnthropicRelay(Relay):
+    """Anthropic Messages: see the module docstring."""
+
+    protocol: ClassVar[ApiProtocol] = ApiProtocol.ANTHROPIC
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._held: set[int] = set()  # upstream indexes of withheld tool_use blocks
+        self._index: dict[int, int] = {}  # upstream index -> client index
+        self._next = 0
+        self._starts: dict[str, dict[str, Any]] = {}  # tool id -> content_block as sent
+        self._end_seen = False
+
+    def _chunk(
+        self,
+        name: str | None,
+        data: str,
+        chunk: dict[str, Any],
+        events: list[StreamEvent],
+        out: list[bytes],
+    ) -> None:
+        kind = chunk.get("type")
+        if self._end_seen or kind in ("message_delta", "message_stop", "error"):
+            if kind == "message_delta":
+                self._end_seen = True
+                delta = chunk.get("delta")
+                if isinstance(delta, dict) and isinstance(delta.get("stop_reason"), str):
+                    self.upstream_stop = delta["stop_reason"]
+            self.tail.events.append((name, data))
+            return
+        index = chunk.get("index")
+        if type(index) is not int:
+            out.append(sse_bytes(data, name))
+            return
+        if kind == "content_block_start":
+            block = chunk.get("content_block")
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                self._held.add(index)
+                if isinstance(block.get("id"), str):
+                    self._starts[block["id"]] = block
+                return
+            self._held.discard(index)
+            self._index[index] = self._next
+            self._next += 1
+        if index in self._held:
+            return
+        mapped = self._index.get(index)
+        if mapped is None:  # a delta for a block never started: give it the next place
+            mapped = self._index[index] = self._next
+            self._next += 1
+        if mapped == index:
+            out.append(sse_bytes(data, name))
+        else:
+            out.append(sse_bytes(dumps({**chunk, "index": mapped}), name))
+
+    def _turn_state(self, done: Done) -> tuple[str | None, tuple[dict[str, Any], ...]]:
+        message = done.messages[0] if done.messages else {}
+        content = message.get("content")
+        blocks = tuple(
+            b
+            for b in (content if isinstance(content, list) else [])
+            if isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")
+        )
+        return None, blocks
+
+    def _final(self, done: Done) -> list[bytes]:
+        out: list[bytes] = []
+        index = self._next
+        for verdict in self.verdicts:
+            if not isinstance(verdict, ToolCallReady):
+                continue
+            start = dict(self._starts.get(verdict.origin_id) or {"type": "tool_use"})
+            start.update(id=verdict.call_id, name=verdict.name, input={})
+            arguments = self._arguments(verdict)
+            out.append(_event("content_block_start", index=index, content_block=start))
+            out.append(
+                _event(
+                    "content_block_delta",
+                    index=index,
+                    delta={"type": "input_json_delta", "partial_json": arguments},
+                )
+            )
+            out.append(_event("content_block_stop", index=index))
+            index += 1
+        for verdict in self.verdicts:
+            if not isinstance(verdict, ToolCallRejected):
+                continue
+            block = {"type": "text", "text": ""}
+            out.append(_event("content_block_start", index=index, content_block=block))
+            out.append(
+                _event(
+                    "content_block_delta",
+                    index=index,
+                    delta={"type": "text_delta", "text": notice_text(verdict)},
+                )
+            )
+            out.append(_event("content_block_stop", index=index))
+            index += 1
+        stop = closing_stop(
+            self.upstream_stop, self.verdicts, tool="tool_use", length="max_tokens", stop="end_turn"
+        )
+        for name, data in self.tail.events:
+            if stop != self.upstream_stop and '"message_delta"' in data:
+                data = _with_stop(data, stop)
+            out.append(sse_bytes(data, name))
+        return out
+
+    def error_event(self, message: str) -> bytes:
+        return _event("error", error={"type": "api_error", "message": message})
+
+
+def _event(kind: str, **fields: Any) -> bytes:
+    return sse_bytes(dumps({"type": kind, **fields}), kind)
+
+
+def _with_stop(data: str, stop: str | None) -> str:
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        return data
+    delta = chunk.get("delta") if isinstance(chunk, dict) else None
+    if not isinstance(delta, dict) or chunk.get("type") != "message_delta":
+        return data
+    delta["stop_reason"] = stop
+    return dumps(chunk)

@@ -1,0 +1,540 @@
+"""The ASGI application: Starlette in front, one pooled httpx client behind.
+
+Every request goes to ``upstream + path`` with its method, query, headers and body. Three
+kinds of request are looked at (``POST``, JSON body):
+
+* ``.../chat/completions`` (Chat Completions), ``.../messages`` (Anthropic Messages, not
+  ``count_tokens``) and ``.../responses`` (Responses): the request-side fixes of
+  ``fixes.py`` (with the memos the store holds for the calls the history mentions);
+  when ``stream`` is true and the upstream answers ``200`` with an event stream, the
+  response goes through the protocol's :class:`~.relay.Relay`;
+* everything else, non-streaming responses, error answers and streams of requests with
+  ``n > 1`` are passed through untouched: status, headers and body bytes as the
+  upstream sent them.
+
+The proxy's own paths: ``GET /healthz`` (liveness, and whether the store answers) and
+``GET /metrics`` (Prometheus text). Its own optional bearer token (``token``) is checked
+on every other path. Bounds: the request body (``max_request_bytes``, 413), each call's
+argument text (``max_argument_chars``; a larger call is withheld), connect and read
+timeouts toward the upstream (502/504 before the first byte; an error event after it).
+A client that goes away closes the upstream stream at once. One JSON access-log line per
+request (logger ``streamrepair.proxy``): method, path without query, status, sizes,
+timings, model, what was repaired and fixed; never a header value or a body.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ..syntax.assembler import DEFAULT_MAX_SIZE
+from ..telemetry.log import TelemetryLog
+from .anthropic import AnthropicRelay
+from .chat import ChatRelay
+from .fixes import RequestFixes, fix_request, referenced_calls
+from .metrics import ProxyMetrics
+from .relay import ApiProtocol, CallMemo, Relay, usable_tools
+from .responses import ResponsesRelay
+from .store import MemoryStore, StateStore, memo_key
+
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "DEFAULT_READ_TIMEOUT",
+    "FIXES_HEADER",
+    "ProxyConfig",
+    "create_app",
+]
+
+#: Largest request body accepted (bytes): long agent histories run to megabytes.
+DEFAULT_MAX_REQUEST_BYTES: Final = 32 * 2**20
+#: Seconds to open a connection to the upstream.
+DEFAULT_CONNECT_TIMEOUT: Final = 10.0
+#: Seconds without a byte from the upstream before giving up (DeepSeek closes a queued
+#: request after 10 minutes; its keep-alive comments count as bytes).
+DEFAULT_READ_TIMEOUT: Final = 600.0
+#: Response header listing the request-side fixes applied (``name=count, ...``).
+FIXES_HEADER: Final = "x-streamrepair-request-fixes"
+
+_HOP_BY_HOP: Final = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+    }
+)
+_RELAYS: Final[dict[ApiProtocol, type[Relay]]] = {
+    ApiProtocol.CHAT: ChatRelay,
+    ApiProtocol.ANTHROPIC: AnthropicRelay,
+    ApiProtocol.RESPONSES: ResponsesRelay,
+}
+_TOKEN_HEADER: Final = "x-streamrepair-token"
+log = logging.getLogger("streamrepair.proxy")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProxyConfig:
+    """How the proxy runs. ``upstream`` is the base URL requests are forwarded to
+    (``https://api.deepseek.com``, ``https://api.deepseek.com/anthropic``...): the
+    request's path is appended (a ``/v1`` that both end and start with is kept once).
+
+    ``token``: when set, every request but ``/healthz`` must carry it, as
+    ``Authorization: Bearer``, ``x-api-key`` or ``x-streamrepair-token``; in the first two
+    cases it is replaced by ``upstream_key`` (the proxy then holds the upstream's key),
+    in the third the client's own auth headers go upstream. ``telemetry`` gets a record
+    per judged call.
+    """
+
+    upstream: str
+    token: str | None = None
+    upstream_key: str | None = None
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    max_argument_chars: int = DEFAULT_MAX_SIZE
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    max_connections: int = 512
+    access_log: bool = True
+    telemetry: TelemetryLog | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.upstream.startswith(("http://", "https://")):
+            raise ValueError(f"upstream must be an http(s) URL, not {self.upstream!r}")
+        if self.max_request_bytes < 1 or self.max_argument_chars < 1:
+            raise ValueError("max_request_bytes and max_argument_chars must be positive")
+
+
+def _protocol(method: str, path: str) -> ApiProtocol | None:
+    if method != "POST":
+        return None
+    path = path.rstrip("/")
+    if path.endswith("/chat/completions"):
+        return ApiProtocol.CHAT
+    if path.endswith("/messages"):
+        return ApiProtocol.ANTHROPIC
+    if path.endswith("/responses"):
+        return ApiProtocol.RESPONSES
+    return None
+
+
+def _error_body(protocol: ApiProtocol | None, status: int, message: str, kind: str) -> Any:
+    if protocol is ApiProtocol.ANTHROPIC:
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    return {"error": {"message": message, "type": kind, "code": status}}
+
+
+class _Proxy:
+    """The request handler and its shared state (client, store, metrics)."""
+
+    def __init__(
+        self,
+        config: ProxyConfig,
+        store: StateStore,
+        transport: httpx.AsyncBaseTransport | None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.metrics = ProxyMetrics()
+        self.transport = transport
+        self.client: httpx.AsyncClient | None = None
+        base = config.upstream.rstrip("/")
+        self.base = base
+        self.base_has_v1 = base.endswith("/v1")
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        limits = httpx.Limits(
+            max_connections=self.config.max_connections,
+            max_keepalive_connections=min(100, self.config.max_connections),
+        )
+        timeout = httpx.Timeout(
+            connect=self.config.connect_timeout,
+            read=self.config.read_timeout,
+            write=self.config.read_timeout,
+            pool=self.config.connect_timeout,
+        )
+        async with httpx.AsyncClient(
+            limits=limits, timeout=timeout, transport=self.transport, trust_env=False
+        ) as client:
+            self.client = client
+            try:
+                yield
+            finally:
+                self.client = None
+                await self.store.close()
+
+    # -- own endpoints ---------------------------------------------------------------------
+
+    async def healthz(self, request: Request) -> Response:
+        store_ok = await self.store.ping()
+        body = {
+            "status": "ok" if store_ok else "degraded",
+            "store": "ok" if store_ok else "unavailable",
+            "active_streams": self.metrics.active_streams,
+        }
+        return JSONResponse(body, status_code=200 if store_ok else 503)
+
+    async def metrics_endpoint(self, request: Request) -> Response:
+        if not self._authorized(request):
+            return self._unauthorized(None)
+        return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    # -- auth ------------------------------------------------------------------------------
+
+    def _presented(self, request: Request) -> tuple[str | None, str | None]:
+        """(token presented, header it came in)."""
+        for name in (_TOKEN_HEADER, "x-api-key"):
+            value = request.headers.get(name)
+            if value:
+                return value, name
+        auth = request.headers.get("authorization", "")
+        if auth[:7].lower() == "bearer ":
+            return auth[7:].strip(), "authorization"
+        return None, None
+
+    def _authorized(self, request: Request) -> bool:
+        token = self.config.token
+        if token is None:
+            return True
+        presented, _ = self._presented(request)
+        return presented is not None and hmac.compare_digest(presented.encode(), token.encode())
+
+    def _unauthorized(self, protocol: ApiProtocol | None) -> Response:
+        body = _error_body(protocol, 401, "missing or wrong proxy token", "authentication_error")
+        return JSONResponse(body, status_code=401)
+
+    # -- forwarding ------------------------------------------------------------------------
+
+    def _url(self, request: Request) -> str:
+        path = request.url.path
+        if self.base_has_v1 and (path == "/v1" or path.startswith("/v1/")):
+            path = path[3:]
+        query = request.url.query
+        return f"{self.base}{path}" + (f"?{query}" if query else "")
+
+    def _headers(self, request: Request, protocol: ApiProtocol | None) -> list[tuple[str, str]]:
+        drop = set(_HOP_BY_HOP)
+        extra: list[tuple[str, str]] = []
+        if self.config.token is not None:
+            _, where = self._presented(request)
+            drop.add(_TOKEN_HEADER)
+            if where in ("authorization", "x-api-key"):
+                drop.update({"authorization", "x-api-key"})
+                key = self.config.upstream_key
+                if key:
+                    if protocol is ApiProtocol.ANTHROPIC or where == "x-api-key":
+                        extra.append(("x-api-key", key))
+                    extra.append(("authorization", f"Bearer {key}"))
+        if protocol is not None:
+            drop.add("accept-encoding")  # the relay reads the stream: ask for it plain
+            extra.append(("accept-encoding", "identity"))
+        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in drop]
+        return headers + extra
+
+    @staticmethod
+    def _credential(request: Request) -> str:
+        return request.headers.get("x-api-key") or request.headers.get("authorization") or ""
+
+    async def _read_body(self, request: Request) -> bytes | None:
+        limit = self.config.max_request_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            return None
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                return None
+            parts.append(chunk)
+        return b"".join(parts)
+
+    async def handle(self, request: Request) -> Response:
+        started = time.perf_counter()
+        protocol = _protocol(request.method, request.url.path)
+        info: dict[str, Any] = {
+            "method": request.method,
+            "path": request.url.path,
+            "protocol": protocol.value if protocol else None,
+        }
+        if not self._authorized(request):
+            return self._finish_log(self._unauthorized(protocol), info, started)
+        try:
+            body = await self._read_body(request)
+        except ClientDisconnect:
+            return self._finish_log(Response(status_code=499), info, started)
+        if body is None:
+            message = f"request body larger than {self.config.max_request_bytes} bytes"
+            response = JSONResponse(
+                _error_body(protocol, 413, message, "request_too_large"), status_code=413
+            )
+            return self._finish_log(response, info, started)
+        info["request_bytes"] = len(body)
+        parsed: dict[str, Any] | None = None
+        fixes = RequestFixes()
+        if protocol is not None:
+            try:
+                candidate = json.loads(body) if body else None
+            except (ValueError, RecursionError):
+                candidate = None
+            if isinstance(candidate, dict):
+                parsed = candidate
+                model = parsed.get("model")
+                info["model"] = model if isinstance(model, str) else ""
+                info["stream"] = parsed.get("stream") is True
+                fixes = await self._fix(request, protocol, parsed)
+                if fixes.body is not None:
+                    body = json.dumps(fixes.body, ensure_ascii=False).encode("utf-8")
+                if fixes.counts:
+                    info["request_fixes"] = fixes.counts
+                    for name, count in fixes.counts.items():
+                        self.metrics.add("streamrepair_proxy_request_fixes_total", count, fix=name)
+        assert self.client is not None, "the app's lifespan has not started"
+        upstream = self.client.build_request(
+            request.method,
+            self._url(request),
+            headers=self._headers(request, protocol),
+            content=body,
+        )
+        try:
+            answer = await self.client.send(upstream, stream=True)
+        except httpx.TimeoutException as exc:
+            message = f"upstream timed out: {type(exc).__name__}"
+            return self._upstream_failed(protocol, 504, message, info, started)
+        except httpx.HTTPError as exc:
+            message = f"upstream unreachable: {type(exc).__name__}"
+            return self._upstream_failed(protocol, 502, message, info, started)
+        info["upstream_status"] = answer.status_code
+        relay = self._relay_for(protocol, parsed, answer)
+        drop = set(_HOP_BY_HOP)
+        if relay is not None:
+            drop.add("content-encoding")
+        else:
+            drop.discard("content-length")  # the same bytes go out
+        headers = [(k, v) for k, v in answer.headers.multi_items() if k.lower() not in drop]
+        if fixes.counts:
+            headers.append((FIXES_HEADER, fixes.header()))
+        if relay is None:
+            stream = self._pass(answer, info, started)
+        else:
+            stream = self._relay(request, relay, answer, parsed or {}, info, started)
+        streaming = StreamingResponse(stream, status_code=answer.status_code)
+        streaming.raw_headers = [
+            (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers
+        ]
+        return streaming
+
+    async def _fix(
+        self, request: Request, protocol: ApiProtocol, parsed: dict[str, Any]
+    ) -> RequestFixes:
+        ids = referenced_calls(protocol, parsed)
+        memos: dict[str, CallMemo] = {}
+        if ids:
+            credential = self._credential(request)
+            keys = {memo_key(credential, call_id): call_id for call_id in ids}
+            found = await self.store.get(keys)
+            memos = {keys[k]: memo for k, memo in found.items()}
+        try:
+            return fix_request(protocol, parsed, memos)
+        except Exception:  # never fail a request over a fix: send it as the client did
+            log.exception("request fix failed; forwarding the request unchanged")
+            return RequestFixes()
+
+    def _relay_for(
+        self, protocol: ApiProtocol | None, parsed: dict[str, Any] | None, answer: httpx.Response
+    ) -> Relay | None:
+        if protocol is None or parsed is None or parsed.get("stream") is not True:
+            return None
+        if answer.status_code != 200:
+            return None
+        if "text/event-stream" not in answer.headers.get("content-type", ""):
+            return None
+        n = parsed.get("n")
+        if protocol is ApiProtocol.CHAT and isinstance(n, int) and n > 1:
+            return None
+        return _RELAYS[protocol](
+            tools=usable_tools(parsed.get("tools")),
+            max_argument_chars=self.config.max_argument_chars,
+        )
+
+    def _upstream_failed(
+        self,
+        protocol: ApiProtocol | None,
+        status: int,
+        message: str,
+        info: dict[str, Any],
+        started: float,
+    ) -> Response:
+        kind = "timeout" if status == 504 else "connect"
+        self.metrics.add("streamrepair_proxy_upstream_errors_total", kind=kind)
+        response = JSONResponse(
+            _error_body(protocol, status, message, "upstream_error"), status_code=status
+        )
+        return self._finish_log(response, info, started)
+
+    async def _pass(
+        self, answer: httpx.Response, info: dict[str, Any], started: float
+    ) -> AsyncIterator[bytes]:
+        sent = 0
+        first: float | None = None
+        try:
+            async for chunk in answer.aiter_raw():
+                if first is None:
+                    first = time.perf_counter()
+                sent += len(chunk)
+                yield chunk
+        except httpx.HTTPError as exc:
+            info["upstream_error"] = type(exc).__name__
+            self.metrics.add("streamrepair_proxy_upstream_errors_total", kind="read")
+        finally:
+            with anyio.CancelScope(shield=True):
+                await answer.aclose()
+            info["response_bytes"] = sent
+            self._log(info, answer.status_code, started, first)
+
+    async def _relay(
+        self,
+        request: Request,
+        relay: Relay,
+        answer: httpx.Response,
+        parsed: dict[str, Any],
+        info: dict[str, Any],
+        started: float,
+    ) -> AsyncIterator[bytes]:
+        metrics = self.metrics
+        metrics.active_streams += 1
+        sent = 0
+        first: float | None = None
+        completed = False
+        try:
+            try:
+                async for chunk in answer.aiter_bytes():
+                    if first is None:
+                        first = time.perf_counter()
+                    out = relay.feed(chunk)
+                    if out:
+                        data = b"".join(out)
+                        sent += len(data)
+                        yield data
+                    if relay.ended:
+                        break
+                else:
+                    out = relay.finish()
+                    if out:
+                        data = b"".join(out)
+                        sent += len(data)
+                        yield data
+                failure = None
+            except httpx.HTTPError as exc:
+                failure = f"the upstream stream broke: {type(exc).__name__}"
+                info["upstream_error"] = type(exc).__name__
+                metrics.add("streamrepair_proxy_upstream_errors_total", kind="read")
+                relay.fail(failure)
+            memos = relay.memos()
+            if memos:
+                credential = self._credential(request)
+                await self.store.put({memo_key(credential, m.call_id): m for m in memos})
+            tail = relay.final()
+            if failure is not None:
+                tail.append(relay.error_event(failure))
+            data = b"".join(tail)
+            sent += len(data)
+            yield data
+            completed = True
+        finally:
+            metrics.active_streams -= 1
+            if not completed and not relay.ended:
+                relay.abort()
+                metrics.add("streamrepair_proxy_client_disconnects_total")
+                info["client_disconnected"] = True
+            with anyio.CancelScope(shield=True):
+                await answer.aclose()
+            self._account(relay, info)
+            info["response_bytes"] = sent
+            self._log(info, answer.status_code, started, first)
+
+    def _account(self, relay: Relay, info: dict[str, Any]) -> None:
+        model = str(info.get("model") or "")
+        verdicts = relay.verdicts
+        metrics_model = model or "unknown"
+        self.metrics.calls(verdicts, metrics_model)
+        ready = sum(1 for v in verdicts if v.type == "tool_call_ready")
+        info["calls_sent"] = ready
+        info["calls_withheld"] = len(verdicts) - ready
+        info["chunks"] = relay.chunks
+        telemetry = self.config.telemetry
+        if telemetry is not None:
+            for verdict in verdicts:
+                telemetry.observe(verdict, model=model)
+
+    # -- logging ---------------------------------------------------------------------------
+
+    def _finish_log(self, response: Response, info: dict[str, Any], started: float) -> Response:
+        self._log(info, None, started, None, status=response.status_code)
+        return response
+
+    def _log(
+        self,
+        info: dict[str, Any],
+        upstream_status: int | None,
+        started: float,
+        first: float | None,
+        *,
+        status: int | None = None,
+    ) -> None:
+        final = status if status is not None else (upstream_status or 0)
+        protocol = str(info.get("protocol") or "other")
+        self.metrics.add("streamrepair_proxy_requests_total", protocol=protocol, status=str(final))
+        if not self.config.access_log or not log.isEnabledFor(logging.INFO):
+            return
+        record = {"status": final, **info}
+        record["duration_ms"] = round((time.perf_counter() - started) * 1000, 2)
+        if first is not None:
+            record["upstream_first_byte_ms"] = round((first - started) * 1000, 2)
+        log.info(json.dumps(record, ensure_ascii=True, default=str))
+
+
+def create_app(
+    config: ProxyConfig,
+    *,
+    store: StateStore | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> Starlette:
+    """The proxy as an ASGI app (serve it with uvicorn: ``streamrepair serve``).
+
+    ``store`` defaults to a :class:`~.store.MemoryStore`; ``transport`` replaces the
+    network transport of the upstream client (tests).
+    """
+    proxy = _Proxy(config, store if store is not None else MemoryStore(), transport)
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+    routes = [
+        Route("/healthz", proxy.healthz, methods=["GET"]),
+        Route("/metrics", proxy.metrics_endpoint, methods=["GET"]),
+        Route("/{path:path}", proxy.handle, methods=methods),
+    ]
+    app = Starlette(routes=routes, lifespan=proxy.lifespan)
+    app.state.proxy = proxy
+    return app

@@ -1,0 +1,169 @@
+"""The Chat Completions relay (OpenAI and compatibles: DeepSeek, Qwen, GLM, Kimi, ...).
+
+What the client receives (see ``relay.py`` for the general rules):
+
+* every chunk without ``tool_calls`` goes out as the upstream sent it (content,
+  ``reasoning_content``, refusals, keep-alives, unknown fields);
+* a chunk with ``tool_calls`` (or the legacy ``function_call``) goes out without them,
+  or not at all when nothing else is in it;
+* the chunk carrying ``finish_reason``, and everything after it (the usage chunk,
+  ``[DONE]``), is held until the stream ends; any text on it goes out at once;
+* at the end: one chunk per ready call (``index`` 0, 1, ... in call order, ``id``,
+  ``type``, ``function.name`` and the whole ``arguments`` in the first delta, as
+  OpenCode's parser requires), one content chunk per withheld call with the notice,
+  then the held chunks with ``finish_reason`` as :func:`~.relay.closing_stop` says
+  (``tool_calls`` when a call was sent, ``length`` when one was cut off).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar, Final
+
+from ..events import Done, StreamEvent, ToolCallReady, ToolCallRejected
+from .relay import ApiProtocol, Relay, closing_stop, dumps, notice_text, sse_bytes
+
+__all__ = ["ChatRelay"]
+
+_TEMPLATE_KEYS: Final = ("id", "object", "created", "model", "system_fingerprint")
+
+
+class ChatRelay(Relay):
+    """Chat Completions: see the module docstring. Follows choice 0 (the proxy passes
+    requests with ``n > 1`` through untouched)."""
+
+    protocol: ClassVar[ApiProtocol] = ApiProtocol.CHAT
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._template: dict[str, Any] = {}
+        self._finish_seen = False
+        self._legacy = False
+        self._text_sent = False
+
+    def _chunk(
+        self,
+        name: str | None,
+        data: str,
+        chunk: dict[str, Any],
+        events: list[StreamEvent],
+        out: list[bytes],
+    ) -> None:
+        if not self._template:
+            self._template = {k: chunk[k] for k in _TEMPLATE_KEYS if k in chunk}
+        choices = chunk.get("choices")
+        if self._finish_seen or (chunk.get("error") and not choices):
+            self.tail.events.append((name, data))
+            return
+        if type(choices) is not list:
+            out.append(sse_bytes(data, name))
+            return
+        followed = [c for c in choices if isinstance(c, dict) and (c.get("index") or 0) == 0]
+        choice = followed[0] if followed else None
+        delta = choice.get("delta") if choice is not None else None
+        calls = isinstance(delta, dict) and ("tool_calls" in delta or "function_call" in delta)
+        reason = choice.get("finish_reason") if choice is not None else None
+        if isinstance(delta, dict) and (delta.get("content") or delta.get("reasoning_content")):
+            self._text_sent = True
+        if not calls and not reason:
+            out.append(sse_bytes(data, name))
+            return
+        assert choice is not None
+        if isinstance(delta, dict) and "function_call" in delta:
+            self._legacy = True
+        # Rewrite: the chunk without its tool-call pieces.
+        kept = (
+            {k: v for k, v in delta.items() if k not in ("tool_calls", "function_call")}
+            if (isinstance(delta, dict))
+            else {}
+        )
+        if reason:
+            self._finish_seen = True
+            if isinstance(reason, str):
+                self.upstream_stop = reason
+            text = {k: v for k, v in kept.items() if k in ("content", "reasoning_content")}
+            if any(text.values()):
+                now = dict(chunk)
+                now["choices"] = [{**choice, "delta": {**kept}, "finish_reason": None}]
+                now.pop("usage", None)
+                out.append(sse_bytes(dumps(now), name))
+                kept = {}
+            held = dict(chunk)
+            held["choices"] = [
+                {**c, "delta": kept} if c is choice else c for c in choices if isinstance(c, dict)
+            ]
+            self.tail.events.append((name, dumps(held)))
+            return
+        if not kept and len(choices) == 1 and not chunk.get("usage"):
+            return  # only tool-call pieces: nothing to send now
+        now = dict(chunk)
+        now["choices"] = [{**c, "delta": kept} if c is choice else c for c in choices]
+        out.append(sse_bytes(dumps(now), name))
+
+    def _turn_state(self, done: Done) -> tuple[str | None, tuple[dict[str, Any], ...]]:
+        message = done.messages[0] if done.messages else {}
+        reasoning = message.get("reasoning_content")
+        return (reasoning if isinstance(reasoning, str) else None), ()
+
+    def _final(self, done: Done) -> list[bytes]:
+        out: list[bytes] = []
+        base = dict(self._template)
+        base.setdefault("object", "chat.completion.chunk")
+        index = 0
+        for verdict in self.verdicts:
+            if isinstance(verdict, ToolCallReady):
+                arguments = self._arguments(verdict)
+                if self._legacy:
+                    delta: dict[str, Any] = {
+                        "function_call": {"name": verdict.name, "arguments": arguments}
+                    }
+                else:
+                    delta = {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": verdict.call_id,
+                                "type": "function",
+                                "function": {"name": verdict.name, "arguments": arguments},
+                            }
+                        ]
+                    }
+                index += 1
+                chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                out.append(sse_bytes(dumps(chunk)))
+        for verdict in self.verdicts:
+            if isinstance(verdict, ToolCallRejected):
+                text = notice_text(verdict)
+                if self._text_sent:
+                    text = "\n\n" + text
+                self._text_sent = True
+                delta = {"content": text}
+                chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                out.append(sse_bytes(dumps(chunk)))
+        tool = "function_call" if self._legacy else "tool_calls"
+        stop = closing_stop(
+            self.upstream_stop, self.verdicts, tool=tool, length="length", stop="stop"
+        )
+        for name, data in self.tail.events:
+            if stop != self.upstream_stop and '"finish_reason"' in data:
+                data = _with_finish(data, stop)
+            out.append(sse_bytes(data, name))
+        return out
+
+
+def _with_finish(data: str, stop: str | None) -> str:
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        return data
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    if not isinstance(choices, list):
+        return data
+    for choice in choices:
+        if (
+            isinstance(choice, dict)
+            and (choice.get("index") or 0) == 0
+            and choice.get("finish_reason")
+        ):
+            choice["finish_reason"] = stop
+    return dumps(chunk)

@@ -1,0 +1,99 @@
+"""The proxy's own counters, served at ``/metrics`` in the Prometheus text format.
+
+Labels are bounded: the model name as the client sent it (at most
+:data:`MAX_LABEL_VALUES` distinct values per label, the rest counted as ``other``), the
+protocol, an outcome, a rule or a reason. Never a key, a request id or a message text
+(``docs.nvidia.com``'s and LiteLLM's practice; see ``docs/proxy.md``). The same calls
+also go to the telemetry log and the optional OpenTelemetry counters through
+:class:`~streamrepair.telemetry.TelemetryLog`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from ..events import ToolCallReady, ToolCallRejected
+from ..schema.report import RepairNote
+
+__all__ = ["MAX_LABEL_VALUES", "ProxyMetrics"]
+
+#: Most distinct values one label takes before new ones are counted as ``other``.
+MAX_LABEL_VALUES: Final = 100
+
+_HELP: Final = {
+    "streamrepair_proxy_requests_total": "Requests answered, by protocol and HTTP status",
+    "streamrepair_proxy_tool_calls_total": "Tool calls judged in streams, by model and outcome",
+    "streamrepair_proxy_repairs_total": "Repair rules that fired on sent calls, by model and rule",
+    "streamrepair_proxy_rejections_total": "Tool calls withheld, by model and reason",
+    "streamrepair_proxy_request_fixes_total": "Request-side fixes applied, by fix",
+    "streamrepair_proxy_upstream_errors_total": "Upstream failures, by kind",
+    "streamrepair_proxy_client_disconnects_total": "Streams the client left before the end",
+}
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+class ProxyMetrics:
+    """Counters and the active-stream gauge."""
+
+    def __init__(self) -> None:
+        self._counters: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
+        self._seen: dict[str, set[str]] = {}
+        self.active_streams = 0
+
+    def _label(self, name: str, value: str) -> str:
+        seen = self._seen.setdefault(name, set())
+        if value in seen:
+            return value
+        if len(seen) >= MAX_LABEL_VALUES:
+            return "other"
+        seen.add(value)
+        return value
+
+    def add(self, metric: str, amount: int = 1, **labels: str) -> None:
+        """Add to a counter."""
+        key = (metric, tuple(sorted((k, self._label(k, v)) for k, v in labels.items())))
+        self._counters[key] = self._counters.get(key, 0) + amount
+
+    def value(self, metric: str, **labels: str) -> int:
+        """A counter's value (0 when never added to)."""
+        key = (metric, tuple(sorted(labels.items())))
+        return self._counters.get(key, 0)
+
+    def calls(self, verdicts: Iterable[ToolCallReady | ToolCallRejected], model: str) -> None:
+        """Count the judged calls of one stream."""
+        for verdict in verdicts:
+            if isinstance(verdict, ToolCallReady):
+                rules = [r.kind.value for r in verdict.repairs]
+                rules += [n.rule.value for n in verdict.schema_repairs if isinstance(n, RepairNote)]
+                outcome = "repaired" if rules else "clean"
+                self.add("streamrepair_proxy_tool_calls_total", model=model, outcome=outcome)
+                for rule in dict.fromkeys(rules):
+                    self.add("streamrepair_proxy_repairs_total", model=model, rule=rule)
+            else:
+                self.add("streamrepair_proxy_tool_calls_total", model=model, outcome="rejected")
+                self.add(
+                    "streamrepair_proxy_rejections_total",
+                    model=model,
+                    reason=verdict.reason.value,
+                )
+
+    def render(self) -> str:
+        """The Prometheus text exposition of every counter."""
+        lines: list[str] = []
+        names = sorted({name for name, _ in self._counters} | set(_HELP))
+        for name in names:
+            lines.append(f"# HELP {name} {_HELP.get(name, name)}")
+            lines.append(f"# TYPE {name} counter")
+            for (metric, labels), count in sorted(self._counters.items()):
+                if metric != name:
+                    continue
+                text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels)
+                lines.append(f"{name}{{{text}}} {count}" if text else f"{name} {count}")
+        lines.append("# HELP streamrepair_proxy_active_streams Streams being relayed now")
+        lines.append("# TYPE streamrepair_proxy_active_streams gauge")
+        lines.append(f"streamrepair_proxy_active_streams {self.active_streams}")
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,500 @@
+"""The sans-IO heart of the proxy: upstream SSE bytes in, repaired SSE bytes out.
+
+Theory of operation
+-------------------
+A :class:`Relay` reads one streamed response of one protocol (Chat Completions,
+Anthropic Messages, Responses; subclasses in ``chat.py``, ``anthropic.py``,
+``responses.py``). ``feed(data)`` takes the upstream's bytes exactly as they came off the
+network and returns the bytes to send to the client *now*; ``finish()`` says the upstream
+closed. Each SSE event is parsed once and given both to a
+:class:`~streamrepair.ToolCallStream` (which decides, with the library's finish policy,
+which calls are ready) and to the protocol's rewriter, which decides what the client sees:
+
+* everything that is not part of a tool call (text, reasoning, thinking, usage, pings,
+  keep-alive comments, unknown events and fields) goes out as it arrives, so the time
+  to first byte is the upstream's. Only what the re-numbering of blocks/items needs is
+  rewritten (an ``index``, an ``output_index``, a ``sequence_number``);
+* the pieces of a tool call are withheld, and so is the end of the response (the stop
+  reason and what follows it), because a call is judged only once the response ended
+  (a parsable prefix may be followed by more; ``finish_reason`` may say ``stop`` over a
+  truncated call);
+* when the stream ends (:attr:`ended`), the driver stores :meth:`memos` (what the next
+  request needs: reasoning and repair notes per emitted call id) and then sends
+  :meth:`final`: each ready call in the protocol's own grammar with valid JSON
+  arguments (the call's finished, repaired value), a text notice for each call that
+  was withheld, then the withheld end with the stop reason the emitted calls imply.
+
+What one call's arguments look like on the wire is decided by its
+:class:`ArgumentEmitter`. :class:`HeldArguments` (the only one today) sends nothing
+while the call streams and the whole canonical JSON when it is judged ready; a
+progressive emitter (built on the assembler's per-feed changes) would return text from
+:meth:`ArgumentEmitter.feed` as soon as it is final, never bytes it would have to take
+back.
+
+Invariants: the output depends only on the upstream bytes, not on how they were split;
+bytes once returned are never contradicted; no call whose arguments were cut off,
+unrepairable or from a stream that did not end cleanly is ever sent as a call; memory
+is bounded by the stream core's limits plus the withheld end of the response.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final, Protocol
+
+from ..events import (
+    Done,
+    RejectReason,
+    StreamEvent,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallRejected,
+)
+from ..providers.normalizer import Provider
+from ..schema.report import RepairNote
+from ..schema.tools import tool_schemas
+from ..stream.pipeline import ToolCallStream
+from ..stream.sse import SSEDecoder, SSEEvent
+from ..syntax.assembler import DEFAULT_MAX_SIZE
+from ..turn.replies import tool_message
+
+__all__ = [
+    "NOTICE_PREFIX",
+    "ApiProtocol",
+    "ArgumentEmitter",
+    "CallMemo",
+    "HeldArguments",
+    "Relay",
+    "argument_text",
+    "notice_text",
+    "usable_tools",
+]
+
+#: Every notice the proxy writes for a withheld call starts with this.
+NOTICE_PREFIX: Final = "[streamrepair: "
+
+
+class ApiProtocol(enum.Enum):
+    """The three APIs whose streams the proxy repairs."""
+
+    CHAT = "chat"  # OpenAI Chat Completions and compatibles (DeepSeek, ...)
+    ANTHROPIC = "anthropic"  # Anthropic Messages
+    RESPONSES = "responses"  # OpenAI Responses
+
+    @property
+    def provider(self) -> Provider:
+        """The stream layer's name for the format."""
+        return _PROVIDERS[self]
+
+
+_PROVIDERS: Final = {
+    ApiProtocol.CHAT: Provider.OPENAI,
+    ApiProtocol.ANTHROPIC: Provider.ANTHROPIC,
+    ApiProtocol.RESPONSES: Provider.RESPONSES,
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallMemo:
+    """What the proxy remembers about one call it sent, for later requests.
+
+    ``notes`` are the call's repairs as JSON-ready dicts (see :func:`note_dicts`), to be
+    appended once per rule and tool to the tool result that answers it; ``reasoning``
+    the Chat Completions ``reasoning_content`` of the assistant turn (on the turn's first
+    call only); ``thinking`` the Anthropic thinking and redacted-thinking blocks of the
+    turn, signatures included (first call only).
+    """
+
+    call_id: str
+    tool: str
+    notes: tuple[dict[str, Any], ...] = ()
+    reasoning: str | None = None
+    thinking: tuple[dict[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (what a store keeps)."""
+        out: dict[str, Any] = {"tool": self.tool}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.reasoning is not None:
+            out["reasoning"] = self.reasoning
+        if self.thinking:
+            out["thinking"] = list(self.thinking)
+        return out
+
+    @classmethod
+    def from_dict(cls, call_id: str, data: Mapping[str, Any]) -> CallMemo:
+        """The memo a store returned (``ValueError`` when it is not one)."""
+        tool = data.get("tool")
+        notes = data.get("notes", [])
+        reasoning = data.get("reasoning")
+        thinking = data.get("thinking", [])
+        if (
+            not isinstance(tool, str)
+            or not isinstance(notes, list)
+            or not isinstance(thinking, list)
+            or not (reasoning is None or isinstance(reasoning, str))
+        ):
+            raise ValueError("not a call memo")
+        return cls(
+            call_id=call_id,
+            tool=tool,
+            notes=tuple(n for n in notes if isinstance(n, dict)),
+            reasoning=reasoning,
+            thinking=tuple(t for t in thinking if isinstance(t, dict)),
+        )
+
+
+def note_dicts(ready: ToolCallReady) -> tuple[dict[str, Any], ...]:
+    """A ready call's syntax and schema repairs as JSON-ready dicts."""
+    out: list[dict[str, Any]] = [
+        {"syntax": r.kind.value, "offset": r.offset, "description": r.description}
+        for r in ready.repairs
+    ]
+    for note in ready.schema_repairs:
+        if isinstance(note, RepairNote):
+            out.append(
+                {
+                    "schema": note.rule.value,
+                    "path": list(note.path),
+                    "before": note.before,
+                    "after": note.after,
+                }
+            )
+    return tuple(out)
+
+
+def argument_text(ready: ToolCallReady) -> str:
+    """The argument text to send for a ready call.
+
+    Valid JSON is never "repaired": a call the assembler and the schema left untouched
+    goes out exactly as the model wrote it. Otherwise the canonical compact JSON of its
+    finished, repaired value. A custom (free-text) tool's input is sent as it is.
+    """
+    if ready.kind != "function":
+        return ready.arguments if isinstance(ready.arguments, str) else ready.raw
+    if not ready.repairs and not ready.schema_repairs and ready.raw.strip():
+        try:
+            if json.loads(ready.raw) == ready.arguments:  # not one of several values
+                return ready.raw
+        except (ValueError, RecursionError):
+            pass
+    return json.dumps(ready.arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+def notice_text(rejected: ToolCallRejected) -> str:
+    """The text the client gets instead of a withheld call: what happened, what to do
+    (the same words :func:`~streamrepair.tool_message` answers a rejected call with)."""
+    content: str = tool_message(rejected)["content"]
+    return content
+
+
+class ArgumentEmitter(Protocol):
+    """How one call's argument text goes out. The relay calls :meth:`feed` with each
+    piece the model streamed and :meth:`finish` once the call is judged ready; all the
+    text they return, joined, must be the JSON that is sent for the call (and nothing
+    returned may ever need to be taken back)."""
+
+    def feed(self, delta: ToolCallDelta) -> str:
+        """Text that is final already and may be sent now ("" to wait)."""
+        ...
+
+    def finish(self, ready: ToolCallReady) -> str:
+        """The rest of the text, now that the call is ready."""
+        ...
+
+
+class HeldArguments:
+    """Hold every call back until it is judged, then send its whole argument text
+    (:func:`argument_text`). Correct for every protocol."""
+
+    __slots__ = ("sent",)
+
+    def __init__(self) -> None:
+        self.sent = ""
+
+    def feed(self, delta: ToolCallDelta) -> str:
+        return ""
+
+    def finish(self, ready: ToolCallReady) -> str:
+        text = argument_text(ready)
+        rest = text[len(self.sent) :] if text.startswith(self.sent) else text
+        self.sent = text
+        return rest
+
+
+def usable_tools(tools: object) -> list[dict[str, Any]] | None:
+    """The entries of a request's ``tools`` that name a function tool (built-in and
+    server tools without a name are left out); None when there are none, so that no
+    call is rejected as an unknown tool for want of a list."""
+    if not isinstance(tools, list):
+        return None
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        try:
+            tool_schemas([tool])
+        except ValueError:
+            continue
+        out.append(tool)
+    return out or None
+
+
+def sse_bytes(data: str, event: str | None = None) -> bytes:
+    """One SSE event: an optional ``event:`` line, ``data:`` lines, a blank line."""
+    head = f"event: {event}\n" if event else ""
+    if "\n" in data or "\r" in data:
+        lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        body = "".join(f"data: {line}\n" for line in lines)
+    else:
+        body = f"data: {data}\n"
+    return (head + body + "\n").encode("utf-8")
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, non-ASCII kept."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(slots=True)
+class _Tail:
+    """What the relay holds back until the stream ends."""
+
+    events: list[tuple[str | None, str]] = field(default_factory=list)  # (event, data)
+
+
+class Relay:
+    """One streamed response: upstream SSE bytes in, client SSE bytes out (module
+    docstring). Subclasses implement :meth:`_chunk` (one parsed upstream event) and
+    :meth:`_final` (the end, once every call is judged).
+
+    ``tools`` is the request's tool list (the schemas; unknown names rejected);
+    ``max_argument_chars`` bounds each call's argument text; ``emitter`` makes one
+    :class:`ArgumentEmitter` per call.
+    """
+
+    protocol: ClassVar[ApiProtocol]
+
+    def __init__(
+        self,
+        *,
+        tools: Iterable[Mapping[str, Any]] | None = None,
+        max_argument_chars: int = DEFAULT_MAX_SIZE,
+        emitter: type[HeldArguments] = HeldArguments,
+    ) -> None:
+        self.stream = ToolCallStream(
+            provider=self.protocol.provider,
+            tools=tools,
+            max_size=max_argument_chars,
+            previews=False,
+        )
+        self._sse = SSEDecoder(comments=True)
+        self._emitter = emitter
+        self.emitters: dict[str, HeldArguments] = {}
+        self.tail = _Tail()
+        self.ended = False
+        self._verdicts: list[ToolCallReady | ToolCallRejected] = []
+        self.upstream_stop: str | None = None
+        self.chunks = 0
+
+    # -- driving ---------------------------------------------------------------------------
+
+    @property
+    def done(self) -> Done | None:
+        """The stream core's :class:`~streamrepair.Done`, once the stream ended."""
+        return self.stream.done
+
+    @property
+    def verdicts(self) -> tuple[ToolCallReady | ToolCallRejected, ...]:
+        """The ready and rejected calls, in order (complete once :attr:`ended`)."""
+        return tuple(self._verdicts)
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """The next upstream bytes; returns the bytes to send now. Input after the end
+        of the stream is ignored."""
+        out: list[bytes] = []
+        if self.ended or not data:
+            return out
+        try:
+            events = self._sse.feed(data)
+        except Exception as exc:  # SSEError: a line past its bound or not UTF-8
+            self._broken(str(exc), out)
+            return out
+        for event in events:
+            self._event(event, out)
+            if self.ended:
+                break
+        return out
+
+    def finish(self) -> list[bytes]:
+        """The upstream closed. Returns the bytes to send now; :attr:`ended` is then
+        true (send :meth:`final` after storing :meth:`memos`)."""
+        out: list[bytes] = []
+        if self.ended:
+            return out
+        try:
+            events = self._sse.finish()
+        except Exception as exc:
+            self._broken(str(exc), out)
+            return out
+        for event in events:
+            self._event(event, out)
+            if self.ended:
+                return out
+        self._ended(self.stream.finish())
+        return out
+
+    def fail(self, message: str) -> None:
+        """The upstream connection broke mid-stream: every call not yet judged is
+        withheld. Send :meth:`final`, then :meth:`error_event`."""
+        if not self.ended:
+            self._ended(self.stream.fail(message, code="upstream"))
+            self.tail.events.clear()  # the end never came: nothing of it to send
+
+    def error_event(self, message: str) -> bytes:
+        """A well-formed error event in the protocol's grammar (after HTTP 200)."""
+        body = {"error": {"message": message, "type": "upstream_error", "code": "upstream"}}
+        return sse_bytes(dumps(body))
+
+    def abort(self) -> None:
+        """The client went away: nothing more will be sent."""
+        if not self.ended:
+            self._ended(self.stream.abort())
+
+    def final(self) -> list[bytes]:
+        """The withheld end of the response, with the calls: send after :meth:`memos`
+        were stored."""
+        if not self.ended:
+            raise RuntimeError("Relay.final() before the stream ended")
+        done = self.done
+        if done is None:
+            return []
+        return self._final(done)
+
+    def memos(self) -> list[CallMemo]:
+        """What to remember for each call the client will receive."""
+        ready = [v for v in self._verdicts if isinstance(v, ToolCallReady)]
+        if not ready or self.done is None:
+            return []
+        reasoning, thinking = self._turn_state(self.done)
+        out = []
+        for k, call in enumerate(ready):
+            out.append(
+                CallMemo(
+                    call_id=call.call_id,
+                    tool=call.name,
+                    notes=note_dicts(call),
+                    reasoning=reasoning if k == 0 else None,
+                    thinking=thinking if k == 0 else (),
+                )
+            )
+        return out
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _turn_state(self, done: Done) -> tuple[str | None, tuple[dict[str, Any], ...]]:
+        return None, ()
+
+    def _broken(self, message: str, out: list[bytes]) -> None:
+        """The upstream bytes cannot be read as SSE: stop, with nothing withheld sent as
+        a call."""
+        self._ended(self.stream.fail(message, code="sse"))
+
+    def _event(self, event: SSEEvent, out: list[bytes]) -> None:
+        if event.comment is not None:
+            out.append(f":{' ' if event.comment else ''}{event.comment}\n\n".encode())
+            return
+        text = event.data.strip()
+        if not text:
+            return
+        self.chunks += 1
+        if text.startswith("[DONE]"):
+            self.tail.events.append((event.event, event.data))
+            self._ended(self.stream.finish())
+            return
+        try:
+            chunk = json.loads(text)
+        except ValueError:
+            chunk = None
+        if not isinstance(chunk, dict):
+            # Not a chunk anyone can read: pass it on as sent, and trust nothing after it.
+            self.tail.events.append((event.event, event.data))
+            self._ended(self.stream.fail(f"a chunk is not a JSON object: {text[:120]!r}"))
+            return
+        events = self.stream.feed_chunk(chunk)
+        self._chunk(event.event, event.data, chunk, events, out)
+        for item in events:
+            if isinstance(item, ToolCallDelta):
+                emitter = self.emitters.get(item.call_id)
+                if emitter is None:
+                    emitter = self.emitters[item.call_id] = self._emitter()
+                emitter.feed(item)  # held: nothing to send before the verdict
+        if self.stream.done is not None:
+            self._ended(events)
+
+    def _ended(self, events: Iterable[StreamEvent]) -> None:
+        self._verdicts.extend(e for e in events if isinstance(e, ToolCallReady | ToolCallRejected))
+        self._verdicts = _dedupe(self._verdicts)
+        self.ended = True
+
+    def _arguments(self, ready: ToolCallReady) -> str:
+        emitter = self.emitters.get(ready.origin_id)
+        if emitter is None or ready.call_id != ready.origin_id:
+            emitter = self._emitter()
+        return emitter.finish(ready)
+
+    def _chunk(
+        self,
+        name: str | None,
+        data: str,
+        chunk: dict[str, Any],
+        events: list[StreamEvent],
+        out: list[bytes],
+    ) -> None:
+        raise NotImplementedError
+
+    def _final(self, done: Done) -> list[bytes]:
+        raise NotImplementedError
+
+
+def _dedupe(
+    verdicts: list[ToolCallReady | ToolCallRejected],
+) -> list[ToolCallReady | ToolCallRejected]:
+    seen: set[str] = set()
+    out = []
+    for v in verdicts:
+        if v.call_id not in seen:
+            seen.add(v.call_id)
+            out.append(v)
+    return out
+
+
+def closing_stop(
+    upstream: str | None,
+    verdicts: Iterable[ToolCallReady | ToolCallRejected],
+    *,
+    tool: str,
+    length: str,
+    stop: str,
+) -> str | None:
+    """The stop reason the client gets, given what was sent.
+
+    A call was sent: ``tool`` (``tool_calls``/``tool_use``), so that the harness runs it,
+    even where the upstream said ``stop`` (Gemini) or the output limit (a later call was
+    cut off: its notice says so). No call was sent but one was cut off: ``length``
+    (``max_tokens``), whatever the upstream claimed (truncation is often reported as
+    ``tool_calls`` or ``stop``). No call sent, upstream said tool calls: ``stop``.
+    Otherwise the upstream's own reason.
+    """
+    items = list(verdicts)
+    if any(isinstance(v, ToolCallReady) for v in items):
+        return tool
+    if any(isinstance(v, ToolCallRejected) and v.reason is RejectReason.CUT_OFF for v in items):
+        return length
+    if upstream is not None and upstream == tool and items:
+        return stop
+    return upstream
