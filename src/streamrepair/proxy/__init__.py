@@ -90,6 +90,36 @@ _EXPORTS: dict[str, str] = {
     "usable_tools": "relay",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_MAX_CHARS",
+    "DEFAULT_MAX_ENTRIES",
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "DEFAULT_READ_TIMEOUT",
+    "DEFAULT_TTL",
+    "FIXES_HEADER",
+    "AnthropicRelay",
+    "ApiProtocol",
+    "ArgumentEmitter",
+    "CallMemo",
+    "ChatRelay",
+    "HeldArguments",
+    "MemoryStore",
+    "ProxyConfig",
+    "ProxyMetrics",
+    "RedisStore",
+    "Relay",
+    "RequestFixes",
+    "ResponsesRelay",
+    "StateStore",
+    "argument_text",
+    "create_app",
+    "fix_request",
+    "memo_key",
+    "notice_text",
+    "open_store",
+    "referenced_calls",
+    "usable_tools",
+]
 
 __getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)

@@ -447,7 +447,6 @@ class _Proxy:
                         data = b"".join(out)
                         sent += len(data)
                         yield data
-                failure = None
             except httpx.HTTPError as exc:
                 failure = f"the upstream stream broke: {type(exc).__name__}"
                 info["upstream_error"] = type(exc).__name__
@@ -457,10 +456,7 @@ class _Proxy:
             if memos:
                 credential = self._credential(request)
                 await self.store.put({memo_key(credential, m.call_id): m for m in memos})
-            tail = relay.final()
-            if failure is not None:
-                tail.append(relay.error_event(failure))
-            data = b"".join(tail)
+            data = b"".join(relay.final())
             sent += len(data)
             yield data
             completed = True

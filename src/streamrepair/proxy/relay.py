@@ -299,6 +299,7 @@ class Relay:
         self.ended = False
         self._verdicts: list[ToolCallReady | ToolCallRejected] = []
         self.upstream_stop: str | None = None
+        self.failure: str | None = None  # why the stream was cut short, if it was
         self.chunks = 0
 
     # -- driving ---------------------------------------------------------------------------
@@ -350,10 +351,14 @@ class Relay:
 
     def fail(self, message: str) -> None:
         """The upstream connection broke mid-stream: every call not yet judged is
-        withheld. Send :meth:`final`, then :meth:`error_event`."""
+        withheld, and :meth:`final` ends with an error event saying ``message``."""
+        self._fail(message)
+
+    def _fail(self, message: str) -> None:
         if not self.ended:
             self._ended(self.stream.fail(message, code="upstream"))
             self.tail.events.clear()  # the end never came: nothing of it to send
+            self.failure = message
 
     def error_event(self, message: str) -> bytes:
         """A well-formed error event in the protocol's grammar (after HTTP 200)."""
@@ -371,9 +376,10 @@ class Relay:
         if not self.ended:
             raise RuntimeError("Relay.final() before the stream ended")
         done = self.done
-        if done is None:
-            return []
-        return self._final(done)
+        out = self._final(done) if done is not None else []
+        if self.failure is not None:
+            out.append(self.error_event(self.failure))
+        return out
 
     def memos(self) -> list[CallMemo]:
         """What to remember for each call the client will receive."""
@@ -402,7 +408,7 @@ class Relay:
     def _broken(self, message: str, out: list[bytes]) -> None:
         """The upstream bytes cannot be read as SSE: stop, with nothing withheld sent as
         a call."""
-        self._ended(self.stream.fail(message, code="sse"))
+        self._fail(f"the upstream stream cannot be read: {message}")
 
     def _event(self, event: SSEEvent, out: list[bytes]) -> None:
         if event.comment is not None:
@@ -421,14 +427,16 @@ class Relay:
         except ValueError:
             chunk = None
         if not isinstance(chunk, dict):
-            # Not a chunk anyone can read: pass it on as sent, and trust nothing after it.
-            self.tail.events.append((event.event, event.data))
-            self._ended(self.stream.fail(f"a chunk is not a JSON object: {text[:120]!r}"))
+            # Not a chunk anyone can read: trust nothing after it, and end with an error
+            # event the client's SDK can read instead of bytes that would crash it.
+            self._fail(f"the upstream sent a chunk that is not a JSON object: {text[:120]!r}")
             return
         events = self.stream.feed_chunk(chunk)
         self._chunk(event.event, event.data, chunk, events, out)
         for item in events:
-            if isinstance(item, ToolCallDelta):
+            if isinstance(item, ToolCallReady | ToolCallRejected):
+                self._verdicts.append(item)  # a spliced message_start rejects mid-stream
+            elif isinstance(item, ToolCallDelta):
                 emitter = self.emitters.get(item.call_id)
                 if emitter is None:
                     emitter = self.emitters[item.call_id] = self._emitter()
