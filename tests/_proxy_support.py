@@ -32,7 +32,12 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "sse"
 CORPUS = ROOT.parent / "shared" / "corpus"
 sys.path.insert(0, str(ROOT / "examples"))
-from deepseek_tool_loop import api_problem  # noqa: E402  (written apart from the library)
+from deepseek_tool_loop import (  # noqa: E402  (written apart from the library)
+    REASONING_ERROR as REASONING_ERROR,
+)
+from deepseek_tool_loop import (  # noqa: E402
+    api_problem,
+)
 
 #: DeepSeek's /anthropic answer to an assistant tool_use turn without its thinking.
 THINKING_ERROR = "The `content[].thinking` in the thinking mode must be passed back to the API."
@@ -224,3 +229,41 @@ def sse_events(*chunks: dict[str, Any], done: bool = False, named: bool = False)
     if done:
         out.append("data: [DONE]\n\n")
     return "".join(out).encode("utf-8")
+
+
+def chat_stream(
+    *,
+    reasoning: str | None = None,
+    content: str = "",
+    calls: tuple[tuple[str, str, str], ...] = (),
+    finish: str | None = None,
+    model: str = "deepseek-v4-flash",
+    piece: int = 5,
+) -> bytes:
+    """A DeepSeek-style Chat Completions stream: ``reasoning_content`` deltas, content,
+    then each call ``(id, name, argument text)`` in ``piece``-character fragments, the
+    finish chunk with usage, ``[DONE]``."""
+    head = {"id": "5e0c-fake", "object": "chat.completion.chunk", "created": 1, "model": model}
+
+    def chunk(delta: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": reason}]}
+
+    chunks = [chunk({"role": "assistant", "content": None, "reasoning_content": ""})]
+    if reasoning:
+        for i in range(0, len(reasoning), piece):
+            chunks.append(chunk({"content": None, "reasoning_content": reasoning[i : i + piece]}))
+    for i in range(0, len(content), piece):
+        chunks.append(chunk({"content": content[i : i + piece], "reasoning_content": None}))
+    for k, (call_id, name, text) in enumerate(calls):
+        first = {"index": k, "id": call_id, "type": "function"}
+        chunks.append(
+            chunk({"tool_calls": [{**first, "function": {"name": name, "arguments": ""}}]})
+        )
+        for i in range(0, len(text), piece):
+            args = {"index": k, "function": {"arguments": text[i : i + piece]}}
+            chunks.append(chunk({"tool_calls": [args]}))
+    reason = finish or ("tool_calls" if calls else "stop")
+    last = chunk({"content": "", "reasoning_content": None}, reason)
+    last["usage"] = {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}
+    chunks.append(last)
+    return sse_events(*chunks, done=True)

@@ -15,8 +15,8 @@ Chat Completions, with :func:`~streamrepair.check_history` and the model's
   mode must be passed back to the API" otherwise); R1 (``NEVER_SEND``) gets none;
   models with no rule get nothing added;
 * a null ``content`` of an assistant message becomes ``""``;
-* a call with no tool message gets one, ``not_started`` (the wording of
-  ``Conversation.cancel_pending``), right after the answers that are there;
+* a call with no tool message gets one, ``not_started`` (the header
+  :func:`~streamrepair.tool_message` writes), right after the answers that are there;
 * orphan and duplicate tool messages are reported, not changed (dropping one would lose
   what the tool said);
 * the tool message answering a call the proxy repaired gets the repair notes, once per
@@ -41,7 +41,6 @@ from ..events import ToolCallReady
 from ..results import Repair, RepairKind
 from ..schema.notes import append_repair_notes
 from ..schema.report import RepairNote, SchemaRule
-from ..turn.conversation import INTERRUPTED_BEFORE_START
 from ..turn.history import ProblemKind, ReasoningPolicy, check_history, copy_json
 from ..turn.replies import RunState, tool_message
 from .relay import ApiProtocol, CallMemo
@@ -50,8 +49,8 @@ __all__ = ["RequestFixes", "fix_request", "referenced_calls"]
 
 _OUTPUTS: Final = ("function_call_output", "custom_tool_call_output")
 _NO_ANSWER: Final = (
-    "No result for this call was sent back, so it is not known to have run. "
-    "Do not assume it happened."
+    "No result for this call was sent back, so it is not known to have run. Do not "
+    "assume it happened; call it again if it is still needed."
 )
 
 
@@ -187,9 +186,7 @@ def _not_started(call_id: str, name: str, arguments: object) -> str:
         name=name or "the tool",
         arguments=value if isinstance(value, dict) else {},
     )
-    reply = tool_message(
-        call, f"{INTERRUPTED_BEFORE_START} {_NO_ANSWER}", status=RunState.NOT_STARTED
-    )
+    reply = tool_message(call, _NO_ANSWER, status=RunState.NOT_STARTED)
     content: str = reply["content"]
     return content
 
