@@ -1,0 +1,215 @@
+"""The sans-IO relays, without servers: chunking invariance, what goes out when, and the
+request-side fixes as pure functions."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _proxy_support import FIXTURES, chat_stream, protocol_of
+from streamrepair import TextDelta, ToolCallReady, ToolCallStream
+from streamrepair.proxy import (
+    AnthropicRelay,
+    ApiProtocol,
+    CallMemo,
+    ChatRelay,
+    HeldArguments,
+    Relay,
+    ResponsesRelay,
+    argument_text,
+    fix_request,
+    referenced_calls,
+    usable_tools,
+)
+
+CASES = sorted(FIXTURES.glob("*.sse"))
+RELAYS: dict[str, type[Relay]] = {
+    "chat": ChatRelay,
+    "anthropic": AnthropicRelay,
+    "responses": ResponsesRelay,
+}
+
+
+def _tools(path: Path) -> Any:
+    tools = path.with_name(path.name.split(".")[0] + ".tools.json")
+    return json.loads(tools.read_text()) if tools.exists() else None
+
+
+def relay_run(path: Path, pieces: list[bytes]) -> tuple[bytes, bytes, Relay]:
+    """(what went out while streaming, what went out at the end, the relay)."""
+    relay = RELAYS[protocol_of(path.read_bytes())](tools=usable_tools(_tools(path)))
+    live = b""
+    for piece in pieces:
+        live += b"".join(relay.feed(piece))
+        if relay.ended:
+            break
+    live += b"".join(relay.finish())
+    return live, b"".join(relay.final()), relay
+
+
+def split(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({c % (len(data) + 1) for c in cuts} - {0, len(data)})
+    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.name for p in CASES])
+def test_byte_by_byte_gives_the_same_bytes(path: Path) -> None:
+    data = path.read_bytes()
+    whole = relay_run(path, [data])
+    one = relay_run(path, [data[i : i + 1] for i in range(len(data))])
+    assert whole[0] + whole[1] == one[0] + one[1]
+    assert whole[2].verdicts == one[2].verdicts
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(CASES), st.lists(st.integers(min_value=1, max_value=50_000), max_size=30))
+def test_random_splits_give_the_same_bytes(path: Path, cuts: list[int]) -> None:
+    data = path.read_bytes()
+    whole = relay_run(path, [data])
+    other = relay_run(path, split(data, cuts))
+    assert whole[0] + whole[1] == other[0] + other[1]
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.name for p in CASES])
+def test_no_call_goes_out_before_it_is_judged(path: Path) -> None:
+    live, final, relay = relay_run(path, [path.read_bytes()])
+    for marker in (b'"tool_calls":[{', b'"function_call":{', b'"type":"tool_use"'):
+        if marker == b'"tool_calls":[{' and b"n2-choices" in path.name.encode():
+            continue  # choice 1 is passed through as sent (only choice 0 is followed)
+        assert marker not in live
+    assert b"function_call_arguments" not in live
+    # Reading what went out gives exactly the ready calls, none rejected.
+    core = ToolCallStream(tools=_tools(path))
+    events = core.feed(live + final) + core.finish()
+    got = [(e.name, e.arguments) for e in events if isinstance(e, ToolCallReady)]
+    want = [(v.name, v.arguments) for v in relay.verdicts if isinstance(v, ToolCallReady)]
+    assert got == want
+    rejected = len(relay.verdicts) - len(want)
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text.count("[streamrepair: ") == rejected
+
+
+def test_valid_json_goes_out_as_the_model_wrote_it() -> None:
+    text = '{ "city" : "Paris",\n "days": 2 }'
+    relay = ChatRelay()
+    relay.feed(chat_stream(calls=(("c1", "get_weather", text),), model="m"))
+    relay.finish()
+    call = next(v for v in relay.verdicts if isinstance(v, ToolCallReady))
+    assert argument_text(call) == text
+    assert HeldArguments().finish(call) == text
+
+
+def test_the_stop_reason_follows_what_was_sent() -> None:
+    cut = chat_stream(calls=(("c1", "write_file", '{"path": "a", "content": "abc'),), model="m")
+    relay = ChatRelay()
+    live = b"".join(relay.feed(cut)) + b"".join(relay.finish())
+    final = b"".join(relay.final())
+    assert b'"finish_reason": "tool_calls"' not in live + final  # no call was sent
+    assert b'"finish_reason":"length"' in final  # truncation said plainly
+    assert b"write_file was not executed" in final
+
+
+# -- request-side fixes -------------------------------------------------------------------
+
+
+def _history() -> dict[str, Any]:
+    return {
+        "model": "deepseek-v4-flash",
+        "messages": [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "a", "content": "done"},
+        ],
+        "unknown_field": {"kept": True},
+    }
+
+
+def test_fixes_never_touch_what_the_caller_passed() -> None:
+    body = _history()
+    before = copy.deepcopy(body)
+    memo = CallMemo(
+        call_id="a",
+        tool="f",
+        notes=({"syntax": "trailing_comma", "offset": 3, "description": "x"},),
+        reasoning="why",
+    )
+    fixes = fix_request(ApiProtocol.CHAT, body, {"a": memo})
+    assert body == before
+    assert fixes.body is not None
+    sent = fixes.body["messages"]
+    assert sent[1]["reasoning_content"] == "why"
+    assert sent[1]["content"] == ""
+    assert sent[2]["content"].startswith("done\n\n[streamrepair: arguments of f were repaired]")
+    assert fixes.body["unknown_field"] == {"kept": True}
+    assert fixes.counts == {"reasoning_restored": 1, "null_content": 1, "repair_notes": 1}
+    again = fix_request(ApiProtocol.CHAT, fixes.body, {"a": memo})
+    assert again.body is None  # a fixed request needs nothing more
+    assert referenced_calls(ApiProtocol.CHAT, body) == ["a"]
+
+
+def test_a_clean_request_is_left_alone() -> None:
+    body = _history()
+    body["messages"][1]["content"] = ""
+    body["messages"][1]["reasoning_content"] = ""
+    assert fix_request(ApiProtocol.CHAT, body, {}).body is None
+    body["model"] = "gpt-4.1"  # no reasoning rule: nothing is added
+    del body["messages"][1]["reasoning_content"]
+    assert fix_request(ApiProtocol.CHAT, body, {}).body is None
+
+
+def test_r1_gets_its_reasoning_removed_and_others_get_none_added() -> None:
+    body = _history()
+    body["model"] = "deepseek-r1"
+    body["messages"][1]["reasoning_content"] = "old"
+    fixes = fix_request(ApiProtocol.CHAT, body, {})
+    assert fixes.body is not None
+    assert "reasoning_content" not in fixes.body["messages"][1]
+    body["model"] = "mistral-large"
+    del body["messages"][1]["reasoning_content"]
+    memo = CallMemo(call_id="a", tool="f", reasoning="why")
+    other = fix_request(ApiProtocol.CHAT, body, {"a": memo})
+    assert other.body is not None  # only the null content
+    assert "reasoning_content" not in other.body["messages"][1]
+
+
+def test_responses_unanswered_calls_and_notes() -> None:
+    body = {
+        "model": "gpt-5",
+        "input": [
+            {"type": "message", "role": "user", "content": "go"},
+            {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+            {"type": "function_call", "call_id": "b", "name": "g", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "a", "output": "fine"},
+        ],
+    }
+    memo = CallMemo(
+        call_id="a",
+        tool="f",
+        notes=({"schema": "drop_null", "path": ["x"], "before": "null", "after": "(removed)"},),
+    )
+    fixes = fix_request(ApiProtocol.RESPONSES, body, {"a": memo})
+    assert fixes.body is not None
+    items = fixes.body["input"]
+    assert [i["type"] for i in items] == [
+        "message",
+        "function_call",
+        "function_call",
+        "function_call_output",
+        "function_call_output",
+    ]
+    assert items[3]["call_id"] == "b"
+    assert items[3]["output"].startswith("[streamrepair: g was not executed")
+    assert "- drop_null at $.x" in items[4]["output"]
+    assert fixes.counts == {"unanswered_call": 1, "repair_notes": 1}
