@@ -90,6 +90,8 @@ _RELAYS: Final[dict[ApiProtocol, type[Relay]]] = {
     ApiProtocol.RESPONSES: ResponsesRelay,
 }
 _TOKEN_HEADER: Final = "x-streamrepair-token"
+#: Seconds spent reading past an upstream's end marker to keep its connection pooled.
+_DRAIN_SECONDS: Final = 0.5
 log = logging.getLogger("streamrepair.proxy")
 
 
@@ -429,9 +431,10 @@ class _Proxy:
         sent = 0
         first: float | None = None
         completed = False
+        pieces = answer.aiter_bytes()
         try:
             try:
-                async for chunk in answer.aiter_bytes():
+                async for chunk in pieces:
                     if first is None:
                         first = time.perf_counter()
                     out = relay.feed(chunk)
@@ -460,6 +463,11 @@ class _Proxy:
             sent += len(data)
             yield data
             completed = True
+            # Read what the upstream still sends after its end marker (the chunked
+            # terminator), briefly, so that its connection goes back to the pool.
+            with anyio.move_on_after(_DRAIN_SECONDS), contextlib.suppress(httpx.HTTPError):
+                async for _ in pieces:
+                    pass
         finally:
             metrics.active_streams -= 1
             if not completed and not relay.ended:
