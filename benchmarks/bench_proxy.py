@@ -86,7 +86,6 @@ def build_stream(events: int) -> bytes:
 
 
 def _upstream_main(port_out: Any, sizes: list[int]) -> None:
-    import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import StreamingResponse
