@@ -15,8 +15,9 @@ What the client receives (see ``relay.py`` for the general rules):
   ``arguments: ""``, one ``function_call_arguments.delta`` with the whole repaired
   text, ``.done``, ``output_item.done``), a message item per withheld call with the
   notice, then the terminal event whose ``response.output`` lists exactly the items
-  sent, in order. ``status`` is kept as the upstream sent it (``incomplete`` with
-  ``max_output_tokens`` after a cut-off).
+  sent, in order, as ``response.completed`` when a call was sent (Codex runs calls only
+  from a completed response; the notice says what was cut) and ``response.incomplete``
+  with ``max_output_tokens`` when no call was sent and one was cut off.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import json
 from typing import Any, ClassVar, Final
 
 from ..events import Done, StreamEvent, ToolCallReady, ToolCallRejected
-from .relay import ApiProtocol, Relay, dumps, notice_text, sse_bytes
+from .relay import ApiProtocol, Relay, closing_stop, dumps, notice_text, sse_bytes
 
 __all__ = ["ResponsesRelay"]
 
@@ -79,6 +80,13 @@ class ResponsesRelay(Relay):
         kind = chunk.get("type")
         if self._end_seen or kind in _TERMINAL:
             self._end_seen = True
+            if kind == "response.completed":
+                self.upstream_stop = "completed"
+            elif kind == "response.incomplete":
+                response = chunk.get("response")
+                details = response.get("incomplete_details") if isinstance(response, dict) else None
+                reason = details.get("reason") if isinstance(details, dict) else None
+                self.upstream_stop = "incomplete" if reason == "max_output_tokens" else str(reason)
             self.tail.events.append((name, data))
             return
         index = chunk.get("output_index")
@@ -173,8 +181,16 @@ class ResponsesRelay(Relay):
             self._emit(out, "response.output_item.done", output_index=index, item=item)
             emitted.append(item)
             index += 1
+        stop = closing_stop(
+            self.upstream_stop,
+            self.verdicts,
+            tool="completed",
+            length="incomplete",
+            stop="completed",
+        )
         for name, data in self.tail.events:
-            out.append(sse_bytes(self._terminal(data, emitted), name))
+            data, name = self._terminal(data, name, emitted, stop)
+            out.append(sse_bytes(data, name))
         return out
 
     def error_event(self, message: str) -> bytes:
@@ -190,13 +206,19 @@ class ResponsesRelay(Relay):
         chunk.update(fields)
         out.append(sse_bytes(dumps(chunk), kind))
 
-    def _terminal(self, data: str, emitted: list[dict[str, Any]]) -> str:
+    def _terminal(
+        self, data: str, name: str | None, emitted: list[dict[str, Any]], stop: str | None
+    ) -> tuple[str, str | None]:
+        """The terminal event with ``response.output`` listing the items sent and, when
+        the calls sent say otherwise than the upstream, ``completed`` (a call was sent:
+        Codex runs calls only from a completed response) or ``incomplete`` with
+        ``max_output_tokens`` (no call sent, one was cut off)."""
         try:
             chunk = json.loads(data)
         except ValueError:
-            return data
+            return data, name
         if not isinstance(chunk, dict):
-            return data
+            return data, name
         response = chunk.get("response")
         changed = False
         if isinstance(response, dict) and isinstance(response.get("output"), list):
@@ -207,9 +229,22 @@ class ResponsesRelay(Relay):
             ]
             output = kept + emitted
             if output != response["output"]:
-                chunk = {**chunk, "response": {**response, "output": output}}
+                response = {**response, "output": output}
+                chunk = {**chunk, "response": response}
                 changed = True
+        if (
+            isinstance(response, dict)
+            and stop != self.upstream_stop
+            and stop in ("completed", "incomplete")
+            and chunk.get("type") in ("response.completed", "response.incomplete")
+        ):
+            kind = f"response.{stop}"
+            details = {"reason": "max_output_tokens"} if stop == "incomplete" else None
+            response = {**response, "status": stop, "incomplete_details": details}
+            chunk = {**chunk, "type": kind, "response": response}
+            name = kind if name else name
+            changed = True
         renumbered = self._number(chunk)
         if renumbered is not None:
-            return dumps(renumbered)
-        return dumps(chunk) if changed else data
+            return dumps(renumbered), name
+        return (dumps(chunk) if changed else data), name
