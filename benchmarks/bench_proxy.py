@@ -149,47 +149,38 @@ def _request(events: int) -> dict[str, Any]:
     }
 
 
-def ttfb(direct: str, proxy: str, rounds: int) -> tuple[float, float]:
+#: The three ways to the upstream: straight, through the proxy on a path it relays, and
+#: through the proxy on a path it only passes through (the same stack, no relay): the
+#: last one separates what the extra HTTP hop costs from what repairing costs.
+ROUTES = (
+    ("direct", "direct", "/v1/chat/completions"),
+    ("proxy", "proxy", "/v1/chat/completions"),
+    ("hop", "proxy", "/v1/raw/chat/completions/pass"),
+)
+
+
+def _timed(
+    direct: str, proxy: str, events: int, rounds: int, warm: int, ttfb: bool
+) -> dict[str, float]:
     import httpx
 
-    body = json.dumps(_request(30)).encode()
+    bases = {"direct": direct, "proxy": proxy}
+    body = json.dumps(_request(events)).encode()
     headers = {"content-type": "application/json"}
-    times: dict[str, list[float]] = {"direct": [], "proxy": []}
-    with httpx.Client(timeout=30) as client:
-        for i in range(rounds + 10):
-            for name, base in (("direct", direct), ("proxy", proxy)):
+    times: dict[str, list[float]] = {name: [] for name, _, _ in ROUTES}
+    with httpx.Client(timeout=60) as client:
+        for i in range(rounds + warm):
+            for name, base, path in ROUTES:  # interleaved
                 start = time.perf_counter()
-                with client.stream(
-                    "POST", f"{base}/v1/chat/completions", content=body, headers=headers
-                ) as r:
+                with client.stream("POST", bases[base] + path, content=body, headers=headers) as r:
                     pieces = r.iter_raw()
                     next(pieces)
                     first = time.perf_counter() - start
                     for _ in pieces:
                         pass
-                if i >= 10:  # warm-up
-                    times[name].append(first)
-    return statistics.median(times["direct"]), statistics.median(times["proxy"])
-
-
-def stream_time(direct: str, proxy: str, events: int, rounds: int) -> tuple[float, float]:
-    import httpx
-
-    body = json.dumps(_request(events)).encode()
-    headers = {"content-type": "application/json"}
-    times: dict[str, list[float]] = {"direct": [], "proxy": []}
-    with httpx.Client(timeout=60) as client:
-        for i in range(rounds + 3):
-            for name, base in (("direct", direct), ("proxy", proxy)):
-                start = time.perf_counter()
-                with client.stream(
-                    "POST", f"{base}/v1/chat/completions", content=body, headers=headers
-                ) as r:
-                    for _ in r.iter_raw():
-                        pass
-                if i >= 3:
-                    times[name].append(time.perf_counter() - start)
-    return statistics.median(times["direct"]), statistics.median(times["proxy"])
+                if i >= warm:
+                    times[name].append(first if ttfb else time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def relay_cpu(events: int, rounds: int) -> float:
@@ -259,16 +250,20 @@ def main() -> None:
     proxy = f"http://127.0.0.1:{proxy_port}"
     try:
         time.sleep(0.5)
-        d, p = ttfb(direct, proxy, rounds)
+        t = _timed(direct, proxy, 30, rounds, 10, ttfb=True)
         print(
-            f"TTFB median: direct {d * 1e3:.2f} ms, proxy {p * 1e3:.2f} ms, added {(p - d) * 1e3:.2f} ms"
+            f"TTFB median: direct {t['direct'] * 1e3:.2f} ms, proxy {t['proxy'] * 1e3:.2f} ms "
+            f"(added {(t['proxy'] - t['direct']) * 1e3:.2f} ms), pass-through hop "
+            f"{t['hop'] * 1e3:.2f} ms (added {(t['hop'] - t['direct']) * 1e3:.2f} ms)"
         )
         for events in (600, 2000):
-            d, p = stream_time(direct, proxy, events, 10 if options.quick else 30)
+            m = _timed(direct, proxy, events, 10 if options.quick else 30, 3, ttfb=False)
             n = build_stream(events).count(b"\n\n")
             print(
-                f"{n} events: direct {d * 1e3:.1f} ms, proxy {p * 1e3:.1f} ms, "
-                f"added per event {(p - d) / n * 1e6:.1f} us"
+                f"{n} events: direct {m['direct'] * 1e3:.1f} ms, proxy {m['proxy'] * 1e3:.1f} ms, "
+                f"hop {m['hop'] * 1e3:.1f} ms; added per event: proxy "
+                f"{(m['proxy'] - m['direct']) / n * 1e6:.1f} us, hop "
+                f"{(m['hop'] - m['direct']) / n * 1e6:.1f} us"
             )
         print(f"relay CPU per event (no network): {relay_cpu(2000, 20) * 1e6:.1f} us")
         base = rss_kib(proxy_process.pid, "VmRSS")
