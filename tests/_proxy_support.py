@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import threading
 import time
@@ -30,7 +31,9 @@ from streamrepair import ReasoningPolicy, ToolCallStream, load_recording
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "sse"
-CORPUS = ROOT.parent / "shared" / "corpus"
+# ../shared/corpus beside the checkout (as CI lays it out); STREAMREPAIR_CORPUS names
+# another place (a worktree whose parent has no shared/).
+CORPUS = Path(os.environ.get("STREAMREPAIR_CORPUS") or ROOT.parent / "shared" / "corpus")
 sys.path.insert(0, str(ROOT / "examples"))
 from deepseek_tool_loop import (  # noqa: E402  (written apart from the library)
     REASONING_ERROR as REASONING_ERROR,
@@ -92,7 +95,10 @@ def as_sse(data: bytes) -> bytes | None:
     for line in body.decode("utf-8").split("\n"):
         if not line.strip():
             continue
-        chunk = json.loads(line)
+        try:
+            chunk = json.loads(line)
+        except ValueError:  # a broken chunk in the recording: sent as it is
+            chunk = None
         kind = chunk.get("type") if isinstance(chunk, dict) else None
         head = f"event: {kind}\n" if isinstance(kind, str) else ""
         out.append(f"{head}data: {line}\n\n")
