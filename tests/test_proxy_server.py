@@ -460,6 +460,20 @@ def test_client_disconnect_closes_the_upstream_stream() -> None:
     assert "streamrepair_proxy_client_disconnects_total 1" in metrics
 
 
+def test_client_disconnect_before_the_first_token_closes_the_upstream() -> None:
+    fake = FakeUpstream(script=[Reply(body=_slow_text_stream(10), chunk=10_000, delay=2.0)])
+    with stack(fake) as url:
+        body = {
+            "model": "gpt-test",
+            "messages": [{"role": "user", "content": "hi"}],
+            "stream": True,
+        }
+        with httpx.stream("POST", f"{url}/v1/chat/completions", json=body) as response:
+            assert response.status_code == 200  # headers came; no token yet
+        assert wait_for(lambda: fake.streams_cancelled == 1, 1.5)  # before the first chunk
+    assert fake.streams_finished == 0
+
+
 def test_client_disconnect_while_a_call_streams_sends_nothing_runnable() -> None:
     stream = chat_stream(
         calls=(("call_1", "write_file", '{"path": "a.txt", "content": "' + "y" * 3000 + '"}'),),

@@ -49,9 +49,10 @@ class ChatRelay(Relay):
         events: list[StreamEvent],
         out: list[bytes],
     ) -> None:
-        if not self._template:
-            self._template = {k: chunk[k] for k in _TEMPLATE_KEYS if k in chunk}
         choices = chunk.get("choices")
+        if not self._template.get("id") and choices:
+            # the first chunk with choices (Azure's first chunk has none, and an empty id)
+            self._template = {k: chunk[k] for k in _TEMPLATE_KEYS if k in chunk}
         if self._finish_seen or (chunk.get("error") and not choices):
             self.tail.events.append((name, data))
             return
