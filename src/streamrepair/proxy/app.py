@@ -309,7 +309,9 @@ class _Proxy:
                 info["stream"] = parsed.get("stream") is True
                 fixes = await self._fix(request, protocol, parsed)
                 if fixes.body is not None:
-                    body = json.dumps(fixes.body, ensure_ascii=False).encode("utf-8")
+                    body = json.dumps(fixes.body, ensure_ascii=False, separators=(",", ":")).encode(
+                        "utf-8"
+                    )
                 if fixes.counts:
                     info["request_fixes"] = fixes.counts
                     for name, count in fixes.counts.items():

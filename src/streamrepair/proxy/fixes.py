@@ -102,7 +102,7 @@ def fix_request(
     """The request with the fixes applied (module docstring). ``memos`` maps call ids to
     what the proxy remembers about them. Nothing passed is modified."""
     counts: dict[str, int] = {}
-    fixed = copy_json(body)
+    fixed = _two_levels(body, "input" if protocol is ApiProtocol.RESPONSES else "messages")
     if protocol is ApiProtocol.CHAT:
         changed = _fix_chat(fixed, memos, counts)
     elif protocol is ApiProtocol.ANTHROPIC:
@@ -113,6 +113,17 @@ def fix_request(
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+
+def _two_levels(body: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """A copy of ``body`` whose ``key`` list and the dicts in it are new objects (what the
+    fixes assign to); anything deeper is shared and never modified in place. A deep copy
+    of a long agent history costs milliseconds per request; this costs microseconds."""
+    out = dict(body)
+    items = out.get(key)
+    if isinstance(items, list):
+        out[key] = [dict(item) if isinstance(item, dict) else item for item in items]
+    return out
 
 
 def _list(value: object) -> list[dict[str, Any]]:
@@ -338,17 +349,19 @@ def _fix_anthropic(
         content = message.get("content")
         if not isinstance(content, list):
             continue
-        for block in content:
+        blocks = list(content)
+        for k, block in enumerate(blocks):
             if not isinstance(block, dict) or block.get("type") != "tool_result":
                 continue
             memo = memos.get(block.get("tool_use_id", ""))
             if memo is None:
                 continue
             earlier = [m for m in messages[:i] if isinstance(m, dict)]
-            earlier.append({"content": [b for b in content if b is not block]})
+            earlier.append({"content": [b for b in blocks if b is not block]})
             new, noted = _with_notes(block.get("content"), memo, earlier)
             if noted:
-                block["content"] = new
+                blocks[k] = {**block, "content": new}
+                message["content"] = blocks
                 _count(counts, "repair_notes")
                 changed = True
     return changed
