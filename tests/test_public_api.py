@@ -33,7 +33,7 @@ ALIASES = (
     "history",
     "abort",
 )
-LAYER_PACKAGES = ("syntax", "schema", "providers", "stream", "turn", "telemetry")
+LAYER_PACKAGES = ("syntax", "schema", "providers", "stream", "turn", "telemetry", "proxy")
 
 
 def _module_name(path: Path) -> str:

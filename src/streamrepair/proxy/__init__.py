@@ -35,15 +35,20 @@ if _typing.TYPE_CHECKING:
     )
     from .chat import ChatRelay
     from .fixes import RequestFixes, fix_request, referenced_calls
-    from .metrics import ProxyMetrics
+    from .metrics import MAX_LABEL_VALUES, ProxyMetrics
     from .relay import (
+        NOTICE_PREFIX,
         ApiProtocol,
         ArgumentEmitter,
         CallMemo,
         HeldArguments,
         Relay,
         argument_text,
+        closing_stop,
+        compact_json,
+        note_dicts,
         notice_text,
+        sse_event,
         usable_tools,
     )
     from .responses import ResponsesRelay
@@ -72,7 +77,9 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_TTL": "store",
     "FIXES_HEADER": "app",
     "HeldArguments": "relay",
+    "MAX_LABEL_VALUES": "metrics",
     "MemoryStore": "store",
+    "NOTICE_PREFIX": "relay",
     "ProxyConfig": "app",
     "ProxyMetrics": "metrics",
     "RedisStore": "store",
@@ -81,6 +88,10 @@ _EXPORTS: dict[str, str] = {
     "ResponsesRelay": "responses",
     "StateStore": "store",
     "argument_text": "relay",
+    "closing_stop": "relay",
+    "compact_json": "relay",
+    "note_dicts": "relay",
+    "sse_event": "relay",
     "create_app": "app",
     "fix_request": "fixes",
     "memo_key": "store",
@@ -98,6 +109,8 @@ __all__ = [
     "DEFAULT_READ_TIMEOUT",
     "DEFAULT_TTL",
     "FIXES_HEADER",
+    "MAX_LABEL_VALUES",
+    "NOTICE_PREFIX",
     "AnthropicRelay",
     "ApiProtocol",
     "ArgumentEmitter",
@@ -113,12 +126,16 @@ __all__ = [
     "ResponsesRelay",
     "StateStore",
     "argument_text",
+    "closing_stop",
+    "compact_json",
     "create_app",
     "fix_request",
     "memo_key",
+    "note_dicts",
     "notice_text",
     "open_store",
     "referenced_calls",
+    "sse_event",
     "usable_tools",
 ]
 

@@ -22,7 +22,7 @@ import json
 from typing import Any, ClassVar
 
 from ..events import Done, StreamEvent, ToolCallReady, ToolCallRejected
-from .relay import ApiProtocol, Relay, closing_stop, dumps, notice_text, sse_bytes
+from .relay import ApiProtocol, Relay, closing_stop, compact_json, notice_text, sse_event
 
 __all__ = ["AnthropicRelay"]
 
@@ -59,7 +59,7 @@ class AnthropicRelay(Relay):
             return
         index = chunk.get("index")
         if type(index) is not int:
-            out.append(sse_bytes(data, name))
+            out.append(sse_event(data, name))
             return
         if kind == "content_block_start":
             block = chunk.get("content_block")
@@ -78,9 +78,9 @@ class AnthropicRelay(Relay):
             mapped = self._index[index] = self._next
             self._next += 1
         if mapped == index:
-            out.append(sse_bytes(data, name))
+            out.append(sse_event(data, name))
         else:
-            out.append(sse_bytes(dumps({**chunk, "index": mapped}), name))
+            out.append(sse_event(compact_json({**chunk, "index": mapped}), name))
 
     def _turn_state(self, done: Done) -> tuple[str | None, tuple[dict[str, Any], ...]]:
         message = done.messages[0] if done.messages else {}
@@ -131,7 +131,7 @@ class AnthropicRelay(Relay):
         for name, data in self.tail.events:
             if stop != self.upstream_stop and '"message_delta"' in data:
                 data = _with_stop(data, stop)
-            out.append(sse_bytes(data, name))
+            out.append(sse_event(data, name))
         return out
 
     def error_event(self, message: str) -> bytes:
@@ -139,7 +139,7 @@ class AnthropicRelay(Relay):
 
 
 def _event(kind: str, **fields: Any) -> bytes:
-    return sse_bytes(dumps({"type": kind, **fields}), kind)
+    return sse_event(compact_json({"type": kind, **fields}), kind)
 
 
 def _with_stop(data: str, stop: str | None) -> str:
@@ -151,4 +151,4 @@ def _with_stop(data: str, stop: str | None) -> str:
     if not isinstance(delta, dict) or chunk.get("type") != "message_delta":
         return data
     delta["stop_reason"] = stop
-    return dumps(chunk)
+    return compact_json(chunk)

@@ -92,7 +92,7 @@ _RELAYS: Final[dict[ApiProtocol, type[Relay]]] = {
 _TOKEN_HEADER: Final = "x-streamrepair-token"
 #: Seconds spent reading past an upstream's end marker to keep its connection pooled.
 _DRAIN_SECONDS: Final = 0.5
-log = logging.getLogger("streamrepair.proxy")
+_LOGGER = logging.getLogger("streamrepair.proxy")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -364,7 +364,7 @@ class _Proxy:
         try:
             return fix_request(protocol, parsed, memos)
         except Exception:  # never fail a request over a fix: send it as the client did
-            log.exception("request fix failed; forwarding the request unchanged")
+            _LOGGER.exception("request fix failed; forwarding the request unchanged")
             return RequestFixes()
 
     def _relay_for(
@@ -514,13 +514,13 @@ class _Proxy:
         final = status if status is not None else (upstream_status or 0)
         protocol = str(info.get("protocol") or "other")
         self.metrics.add("streamrepair_proxy_requests_total", protocol=protocol, status=str(final))
-        if not self.config.access_log or not log.isEnabledFor(logging.INFO):
+        if not self.config.access_log or not _LOGGER.isEnabledFor(logging.INFO):
             return
         record = {"status": final, **info}
         record["duration_ms"] = round((time.perf_counter() - started) * 1000, 2)
         if first is not None:
             record["upstream_first_byte_ms"] = round((first - started) * 1000, 2)
-        log.info(json.dumps(record, ensure_ascii=True, default=str))
+        _LOGGER.info(json.dumps(record, ensure_ascii=True, default=str))
 
 
 def create_app(

@@ -21,7 +21,7 @@ import json
 from typing import Any, ClassVar, Final
 
 from ..events import Done, StreamEvent, ToolCallReady, ToolCallRejected
-from .relay import ApiProtocol, Relay, closing_stop, dumps, notice_text, sse_bytes
+from .relay import ApiProtocol, Relay, closing_stop, compact_json, notice_text, sse_event
 
 __all__ = ["ChatRelay"]
 
@@ -57,7 +57,7 @@ class ChatRelay(Relay):
             self.tail.events.append((name, data))
             return
         if type(choices) is not list:
-            out.append(sse_bytes(data, name))
+            out.append(sse_event(data, name))
             return
         followed = [c for c in choices if isinstance(c, dict) and (c.get("index") or 0) == 0]
         choice = followed[0] if followed else None
@@ -67,7 +67,7 @@ class ChatRelay(Relay):
         if isinstance(delta, dict) and (delta.get("content") or delta.get("reasoning_content")):
             self._text_sent = True
         if not calls and not reason:
-            out.append(sse_bytes(data, name))
+            out.append(sse_event(data, name))
             return
         assert choice is not None
         if isinstance(delta, dict) and "function_call" in delta:
@@ -87,19 +87,19 @@ class ChatRelay(Relay):
                 now = dict(chunk)
                 now["choices"] = [{**choice, "delta": {**kept}, "finish_reason": None}]
                 now.pop("usage", None)
-                out.append(sse_bytes(dumps(now), name))
+                out.append(sse_event(compact_json(now), name))
                 kept = {}
             held = dict(chunk)
             held["choices"] = [
                 {**c, "delta": kept} if c is choice else c for c in choices if isinstance(c, dict)
             ]
-            self.tail.events.append((name, dumps(held)))
+            self.tail.events.append((name, compact_json(held)))
             return
         if not kept and len(choices) == 1 and not chunk.get("usage"):
             return  # only tool-call pieces: nothing to send now
         now = dict(chunk)
         now["choices"] = [{**c, "delta": kept} if c is choice else c for c in choices]
-        out.append(sse_bytes(dumps(now), name))
+        out.append(sse_event(compact_json(now), name))
 
     def _turn_state(self, done: Done) -> tuple[str | None, tuple[dict[str, Any], ...]]:
         message = done.messages[0] if done.messages else {}
@@ -131,7 +131,7 @@ class ChatRelay(Relay):
                     }
                 index += 1
                 chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
-                out.append(sse_bytes(dumps(chunk)))
+                out.append(sse_event(compact_json(chunk)))
         for verdict in self.verdicts:
             if isinstance(verdict, ToolCallRejected):
                 text = notice_text(verdict)
@@ -140,7 +140,7 @@ class ChatRelay(Relay):
                 self._text_sent = True
                 delta = {"content": text}
                 chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
-                out.append(sse_bytes(dumps(chunk)))
+                out.append(sse_event(compact_json(chunk)))
         tool = "function_call" if self._legacy else "tool_calls"
         stop = closing_stop(
             self.upstream_stop, self.verdicts, tool=tool, length="length", stop="stop"
@@ -148,7 +148,7 @@ class ChatRelay(Relay):
         for name, data in self.tail.events:
             if stop != self.upstream_stop and '"finish_reason"' in data:
                 data = _with_finish(data, stop)
-            out.append(sse_bytes(data, name))
+            out.append(sse_event(data, name))
         return out
 
 
@@ -167,4 +167,4 @@ def _with_finish(data: str, stop: str | None) -> str:
             and choice.get("finish_reason")
         ):
             choice["finish_reason"] = stop
-    return dumps(chunk)
+    return compact_json(chunk)

@@ -69,7 +69,11 @@ __all__ = [
     "HeldArguments",
     "Relay",
     "argument_text",
+    "closing_stop",
+    "compact_json",
+    "note_dicts",
     "notice_text",
+    "sse_event",
     "usable_tools",
 ]
 
@@ -244,7 +248,7 @@ def usable_tools(tools: object) -> list[dict[str, Any]] | None:
     return out or None
 
 
-def sse_bytes(data: str, event: str | None = None) -> bytes:
+def sse_event(data: str, event: str | None = None) -> bytes:
     """One SSE event: an optional ``event:`` line, ``data:`` lines, a blank line."""
     head = f"event: {event}\n" if event else ""
     if "\n" in data or "\r" in data:
@@ -255,7 +259,7 @@ def sse_bytes(data: str, event: str | None = None) -> bytes:
     return (head + body + "\n").encode("utf-8")
 
 
-def dumps(value: Any) -> str:
+def compact_json(value: Any) -> str:
     """Compact JSON, non-ASCII kept."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -363,7 +367,7 @@ class Relay:
     def error_event(self, message: str) -> bytes:
         """A well-formed error event in the protocol's grammar (after HTTP 200)."""
         body = {"error": {"message": message, "type": "upstream_error", "code": "upstream"}}
-        return sse_bytes(dumps(body))
+        return sse_event(compact_json(body))
 
     def abort(self) -> None:
         """The client went away: nothing more will be sent."""

@@ -26,7 +26,7 @@ import json
 from typing import Any, ClassVar, Final
 
 from ..events import Done, StreamEvent, ToolCallReady, ToolCallRejected
-from .relay import ApiProtocol, Relay, closing_stop, dumps, notice_text, sse_bytes
+from .relay import ApiProtocol, Relay, closing_stop, compact_json, notice_text, sse_event
 
 __all__ = ["ResponsesRelay"]
 
@@ -110,12 +110,12 @@ class ResponsesRelay(Relay):
             if mapped != index:
                 chunk = {**chunk, "output_index": mapped}
                 renumbered = self._number(chunk)
-                out.append(sse_bytes(dumps(renumbered or chunk), name))
+                out.append(sse_event(compact_json(renumbered or chunk), name))
                 return
         elif kind in _CALL_EVENTS:
             return
         renumbered = self._number(chunk)
-        out.append(sse_bytes(data if renumbered is None else dumps(renumbered), name))
+        out.append(sse_event(data if renumbered is None else compact_json(renumbered), name))
 
     def _final(self, done: Done) -> list[bytes]:
         out: list[bytes] = []
@@ -190,7 +190,7 @@ class ResponsesRelay(Relay):
         )
         for name, data in self.tail.events:
             data, name = self._terminal(data, name, emitted, stop)
-            out.append(sse_bytes(data, name))
+            out.append(sse_event(data, name))
         return out
 
     def error_event(self, message: str) -> bytes:
@@ -204,7 +204,7 @@ class ResponsesRelay(Relay):
             chunk["sequence_number"] = self._seq
             self._seq += 1
         chunk.update(fields)
-        out.append(sse_bytes(dumps(chunk), kind))
+        out.append(sse_event(compact_json(chunk), kind))
 
     def _terminal(
         self, data: str, name: str | None, emitted: list[dict[str, Any]], stop: str | None
@@ -246,5 +246,5 @@ class ResponsesRelay(Relay):
             changed = True
         renumbered = self._number(chunk)
         if renumbered is not None:
-            return dumps(renumbered), name
-        return (dumps(chunk) if changed else data), name
+            return compact_json(renumbered), name
+        return (compact_json(chunk) if changed else data), name
