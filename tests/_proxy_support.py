@@ -273,3 +273,29 @@ def chat_stream(
     last["usage"] = {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}
     chunks.append(last)
     return sse_events(*chunks, done=True)
+
+
+# The SDK clients a test made, closed after it (an unclosed client leaves sockets for the
+# garbage collector, and the suite treats that ResourceWarning as an error).
+_CLIENTS: list[Any] = []
+
+
+def openai_client(**options: Any) -> Any:
+    import openai
+
+    client = openai.OpenAI(**options)
+    _CLIENTS.append(client)
+    return client
+
+
+def anthropic_client(**options: Any) -> Any:
+    import anthropic
+
+    client = anthropic.Anthropic(**options)
+    _CLIENTS.append(client)
+    return client
+
+
+def close_clients() -> None:
+    while _CLIENTS:
+        _CLIENTS.pop().close()

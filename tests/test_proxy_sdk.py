@@ -21,9 +21,25 @@ import anthropic
 import openai
 import pytest
 
-from _proxy_support import CORPUS, FIXTURES, FakeUpstream, as_sse, protocol_of, serving
+from _proxy_support import (
+    CORPUS,
+    FIXTURES,
+    FakeUpstream,
+    anthropic_client,
+    as_sse,
+    close_clients,
+    openai_client,
+    protocol_of,
+    serving,
+)
 from streamrepair import TextDelta, ToolCallReady, ToolCallRejected, ToolCallStream
 from streamrepair.proxy import ProxyConfig, create_app
+
+
+@pytest.fixture(autouse=True)
+def _close_sdk_clients() -> Iterator[None]:
+    yield
+    close_clients()
 
 
 @dataclass(frozen=True)
@@ -157,7 +173,7 @@ def run_sync(url: str, case: Case) -> Received:
     got = Received()
     model = f"replay:{case.name}"
     if case.protocol == "anthropic":
-        client = anthropic.Anthropic(base_url=url, api_key="sk-test", max_retries=0)
+        client = anthropic_client(base_url=url, api_key="sk-test", max_retries=0)
         try:
             with client.messages.stream(
                 model=model,
@@ -171,7 +187,7 @@ def run_sync(url: str, case: Case) -> Received:
         except anthropic.APIError as exc:
             got.error = exc
         return got
-    client_ = openai.OpenAI(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
+    client_ = openai_client(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
     items: list[Any] = []
     try:
         if case.protocol == "chat":

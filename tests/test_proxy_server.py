@@ -26,7 +26,10 @@ from _proxy_support import (
     THINKING_ERROR,
     FakeUpstream,
     Reply,
+    anthropic_client,
     chat_stream,
+    close_clients,
+    openai_client,
     serving,
     sse_events,
 )
@@ -56,6 +59,12 @@ TOOLS = [
         },
     },
 ]
+
+
+@pytest.fixture(autouse=True)
+def _close_sdk_clients() -> Iterator[None]:
+    yield
+    close_clients()
 
 
 @contextlib.contextmanager
@@ -146,7 +155,7 @@ def _script() -> list[Reply]:
 def test_deepseek_conversation_dropping_reasoning_gets_no_400() -> None:
     fake = FakeUpstream(script=_script())
     with stack(fake) as url:
-        client = openai.OpenAI(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
+        client = openai_client(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
         messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather, then save."}]
         first = _naive_turn(client, messages)
         second = _naive_turn(client, messages)
@@ -183,7 +192,7 @@ def test_deepseek_conversation_dropping_reasoning_gets_no_400() -> None:
 def test_the_same_client_without_the_proxy_gets_the_400() -> None:
     fake = FakeUpstream(script=_script())
     with serving(fake.app()) as upstream:
-        client = openai.OpenAI(base_url=f"{upstream}/v1", api_key="sk-test", max_retries=0)
+        client = openai_client(base_url=f"{upstream}/v1", api_key="sk-test", max_retries=0)
         messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather, then save."}]
         calls: dict[int, dict[str, Any]] = {}
         for chunk in client.chat.completions.create(
@@ -342,7 +351,7 @@ def test_anthropic_thinking_is_restored_for_deepseek() -> None:
     ]
     fake = FakeUpstream(script=[Reply(body=tool_turn), Reply(body=done)])
     with stack(fake) as url:
-        client = anthropic.Anthropic(base_url=url, api_key="sk-ant-test", max_retries=0)
+        client = anthropic_client(base_url=url, api_key="sk-ant-test", max_retries=0)
         first = client.messages.create(
             model="deepseek-v4-flash",
             max_tokens=100,
@@ -398,7 +407,7 @@ def test_anthropic_thinking_is_restored_for_deepseek() -> None:
 def test_anthropic_without_the_proxy_gets_the_thinking_400() -> None:
     fake = FakeUpstream()
     with serving(fake.app()) as upstream:
-        client = anthropic.Anthropic(base_url=upstream, api_key="k", max_retries=0)
+        client = anthropic_client(base_url=upstream, api_key="k", max_retries=0)
         with pytest.raises(anthropic.BadRequestError, match="thinking mode must be passed back"):
             client.messages.create(
                 model="deepseek-v4-flash",
@@ -511,7 +520,7 @@ def test_upstream_breaking_mid_stream_ends_with_an_error_event() -> None:
 
     fake = Broken(script=[Reply(body=b"")])
     with stack(fake) as url:
-        client = openai.OpenAI(base_url=f"{url}/v1", api_key="sk", max_retries=0)
+        client = openai_client(base_url=f"{url}/v1", api_key="sk", max_retries=0)
         chunks: list[Any] = []
         stream = client.chat.completions.create(
             model="m", messages=[{"role": "user", "content": "x"}], stream=True, tools=TOOLS
@@ -531,7 +540,7 @@ def test_oversized_arguments_are_withheld() -> None:
     )
     fake = FakeUpstream(script=[Reply(body=stream)])
     with stack(fake, max_argument_chars=200) as url:
-        client = openai.OpenAI(base_url=f"{url}/v1", api_key="sk", max_retries=0)
+        client = openai_client(base_url=f"{url}/v1", api_key="sk", max_retries=0)
         chunks = list(
             client.chat.completions.create(
                 model="m", messages=[{"role": "user", "content": "x"}], stream=True, tools=TOOLS
@@ -635,7 +644,7 @@ def test_access_log_has_no_secrets_and_counts_calls(caplog: pytest.LogCaptureFix
     fake = FakeUpstream(script=[Reply(body=stream)])
     caplog.set_level(logging.INFO, logger="streamrepair.proxy")
     with stack(fake) as url:
-        client = openai.OpenAI(base_url=f"{url}/v1", api_key="sk-very-secret", max_retries=0)
+        client = openai_client(base_url=f"{url}/v1", api_key="sk-very-secret", max_retries=0)
         list(
             client.chat.completions.create(
                 model="gpt-test",

@@ -14,10 +14,16 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import openai
 import pytest
 
-from _proxy_support import FakeUpstream, Reply, chat_stream, serving
+from _proxy_support import (
+    FakeUpstream,
+    Reply,
+    chat_stream,
+    close_clients,
+    openai_client,
+    serving,
+)
 from streamrepair.proxy import (
     CallMemo,
     MemoryStore,
@@ -27,6 +33,12 @@ from streamrepair.proxy import (
     memo_key,
     open_store,
 )
+
+
+@pytest.fixture(autouse=True)
+def _close_sdk_clients() -> Iterator[None]:
+    yield
+    close_clients()
 
 
 def memo(call_id: str, size: int = 10) -> CallMemo:
@@ -163,7 +175,7 @@ def test_two_replicas_share_one_conversation_through_redis(redis_url: str) -> No
         two = create_app(ProxyConfig(upstream=upstream), store=RedisStore(redis_url))
         with serving(one) as first_url, serving(two) as second_url:
             messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
-            client = openai.OpenAI(base_url=f"{first_url}/v1", api_key="sk-a", max_retries=0)
+            client = openai_client(base_url=f"{first_url}/v1", api_key="sk-a", max_retries=0)
             chunks = list(
                 client.chat.completions.create(
                     model="deepseek-v4-flash", messages=messages, tools=tools, stream=True
@@ -182,7 +194,7 @@ def test_two_replicas_share_one_conversation_through_redis(redis_url: str) -> No
                 }
             )
             messages.append({"role": "tool", "tool_call_id": call.id, "content": "done"})
-            other = openai.OpenAI(base_url=f"{second_url}/v1", api_key="sk-a", max_retries=0)
+            other = openai_client(base_url=f"{second_url}/v1", api_key="sk-a", max_retries=0)
             list(
                 other.chat.completions.create(
                     model="deepseek-v4-flash", messages=messages, tools=tools, stream=True
