@@ -189,6 +189,49 @@ def test_deepseek_conversation_dropping_reasoning_gets_no_400() -> None:
     assert "reasoning_content" not in messages[1]
 
 
+def test_reasoning_of_a_non_streaming_turn_is_remembered() -> None:
+    message = {
+        "role": "assistant",
+        "content": "",
+        "reasoning_content": "Non-streamed thoughts.",
+        "tool_calls": [
+            {
+                "id": "call_ns",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'},
+            }
+        ],
+    }
+    completion = {
+        "id": "x",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+    }
+    fake = FakeUpstream(script=[Reply(json=completion), Reply(body=chat_stream(content="Cold."))])
+    with stack(fake) as url:
+        client = openai_client(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
+        history: list[dict[str, Any]] = [{"role": "user", "content": "Oslo?"}]
+        raw = client.chat.completions.with_raw_response.create(
+            model="deepseek-v4-flash", messages=history, tools=TOOLS
+        )
+        assert json.loads(raw.http_response.content) == completion  # passed through as sent
+        call = {
+            "id": "call_ns",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'},
+        }
+        history += [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_ns", "content": "-3"},
+        ]
+        list(
+            client.chat.completions.create(
+                model="deepseek-v4-flash", messages=history, tools=TOOLS, stream=True
+            )
+        )
+    assert fake.requests[1].body["messages"][1]["reasoning_content"] == "Non-streamed thoughts."
+
+
 def test_the_same_client_without_the_proxy_gets_the_400() -> None:
     fake = FakeUpstream(script=_script())
     with serving(fake.app()) as upstream:

@@ -30,7 +30,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -46,7 +46,7 @@ from .anthropic import AnthropicRelay
 from .chat import ChatRelay
 from .fixes import RequestFixes, fix_request, referenced_calls
 from .metrics import ProxyMetrics
-from .relay import ApiProtocol, CallMemo, Relay, usable_tools
+from .relay import ApiProtocol, CallMemo, Relay, memos_of_response, usable_tools
 from .responses import ResponsesRelay
 from .store import MemoryStore, StateStore, memo_key
 
@@ -118,7 +118,6 @@ class ProxyConfig:
     max_connections: int = 512
     access_log: bool = True
     telemetry: TelemetryLog | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
@@ -342,7 +341,8 @@ class _Proxy:
         if fixes.counts:
             headers.append((FIXES_HEADER, fixes.header()))
         if relay is None:
-            stream = self._pass(answer, info, started)
+            remember = self._remembers(protocol, parsed, answer)
+            stream = self._pass(answer, info, started, remember, request)
         else:
             stream = self._relay(request, relay, answer, parsed or {}, info, started)
         streaming = StreamingResponse(stream, status_code=answer.status_code)
@@ -399,25 +399,68 @@ class _Proxy:
         )
         return self._finish_log(response, info, started)
 
+    def _remembers(
+        self, protocol: ApiProtocol | None, parsed: dict[str, Any] | None, answer: httpx.Response
+    ) -> ApiProtocol | None:
+        """The protocol of a non-streaming answer whose reasoning is worth keeping (it is
+        still passed through untouched)."""
+        if protocol is None or protocol is ApiProtocol.RESPONSES or parsed is None:
+            return None
+        if parsed.get("stream") is True or answer.status_code != 200:
+            return None
+        if "json" not in answer.headers.get("content-type", ""):
+            return None
+        return protocol
+
     async def _pass(
-        self, answer: httpx.Response, info: dict[str, Any], started: float
+        self,
+        answer: httpx.Response,
+        info: dict[str, Any],
+        started: float,
+        remember: ApiProtocol | None = None,
+        request: Request | None = None,
     ) -> AsyncIterator[bytes]:
         sent = 0
         first: float | None = None
+        held: list[bytes] = []  # a non-streaming body, kept until its memos are stored
         try:
             async for chunk in answer.aiter_raw():
                 if first is None:
                     first = time.perf_counter()
                 sent += len(chunk)
+                if remember is not None and sent <= self.config.max_request_bytes:
+                    held.append(chunk)
+                    continue
+                if held:
+                    yield b"".join(held)  # too large to read: pass it on unread
+                    held = []
+                    remember = None
                 yield chunk
+            if held:
+                body = b"".join(held)
+                if remember is not None and request is not None:
+                    await self._remember(remember, body, request)
+                held = []
+                yield body
         except httpx.HTTPError as exc:
             info["upstream_error"] = type(exc).__name__
             self.metrics.add("streamrepair_proxy_upstream_errors_total", kind="read")
+            if held:
+                yield b"".join(held)  # what came before the break, as it came
         finally:
             with anyio.CancelScope(shield=True):
                 await answer.aclose()
             info["response_bytes"] = sent
             self._log(info, answer.status_code, started, first)
+
+    async def _remember(self, protocol: ApiProtocol, body: bytes, request: Request) -> None:
+        try:
+            memos = memos_of_response(protocol, json.loads(body))
+        except (ValueError, RecursionError):
+            return
+        if memos:
+            credential = self._credential(request)
+            await self.store.put({memo_key(credential, m.call_id): m for m in memos})
 
     async def _relay(
         self,

@@ -71,6 +71,7 @@ __all__ = [
     "argument_text",
     "closing_stop",
     "compact_json",
+    "memos_of_response",
     "note_dicts",
     "notice_text",
     "sse_event",
@@ -169,6 +170,51 @@ def note_dicts(ready: ToolCallReady) -> tuple[dict[str, Any], ...]:
                 }
             )
     return tuple(out)
+
+
+def memos_of_response(protocol: ApiProtocol, body: object) -> list[CallMemo]:
+    """What to remember from a non-streaming response (passed through untouched): the
+    turn's reasoning (Chat ``reasoning_content``) or thinking blocks (Anthropic), on its
+    first call. Responses bodies give none."""
+    if not isinstance(body, dict):
+        return []
+    if protocol is ApiProtocol.CHAT:
+        choices = body.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        if not isinstance(message, dict):
+            return []
+        reasoning = message.get("reasoning_content")
+        calls = [
+            (c.get("id"), (c.get("function") or {}).get("name"))
+            for c in message.get("tool_calls") or ()
+            if isinstance(c, dict) and isinstance(c.get("function"), dict)
+        ]
+        turn: tuple[str | None, tuple[dict[str, Any], ...]] = (
+            reasoning if isinstance(reasoning, str) else None,
+            (),
+        )
+    elif protocol is ApiProtocol.ANTHROPIC:
+        content = body.get("content")
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        calls = [(b.get("id"), b.get("name")) for b in blocks if b.get("type") == "tool_use"]
+        thinking = tuple(b for b in blocks if b.get("type") in ("thinking", "redacted_thinking"))
+        turn = (None, thinking)
+    else:
+        return []
+    out: list[CallMemo] = []
+    for call_id, name in calls:
+        if isinstance(call_id, str) and call_id:
+            first_call = not out
+            out.append(
+                CallMemo(
+                    call_id=call_id,
+                    tool=name if isinstance(name, str) else "",
+                    reasoning=turn[0] if first_call else None,
+                    thinking=turn[1] if first_call else (),
+                )
+            )
+    return out if any(m.reasoning is not None or m.thinking for m in out) else []
 
 
 def argument_text(ready: ToolCallReady) -> str:
