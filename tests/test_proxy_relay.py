@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from _proxy_support import FIXTURES, chat_stream, protocol_of
 from streamrepair import TextDelta, ToolCallReady, ToolCallStream
 from streamrepair.proxy import (
+    MAX_HELD_EVENTS,
     AnthropicRelay,
     ApiProtocol,
     CallMemo,
@@ -213,3 +214,16 @@ def test_responses_unanswered_calls_and_notes() -> None:
     assert items[3]["output"].startswith("[streamrepair: g was not executed")
     assert "- drop_null at $.x" in items[4]["output"]
     assert fixes.counts == {"unanswered_call": 1, "repair_notes": 1}
+
+
+def test_what_is_held_after_the_end_is_bounded() -> None:
+    stream = chat_stream(calls=(("c1", "get_weather", '{"city": "Oslo"}'),), model="m")
+    end = stream.index(b"data: [DONE]")
+    extra = b'data: {"choices": [], "usage": {"total_tokens": 1}}\n\n' * (MAX_HELD_EVENTS + 5)
+    relay = ChatRelay()
+    out = b"".join(relay.feed(stream[:end] + extra + stream[end:]))
+    assert relay.ended
+    final = b"".join(relay.final())
+    assert b"tool_calls" not in out + final  # cut short: the call is withheld
+    assert b"more than 1000 events after its end" in final
+    assert len(final) < 10_000

@@ -37,6 +37,7 @@ if _typing.TYPE_CHECKING:
     from .fixes import RequestFixes, fix_request, referenced_calls
     from .metrics import MAX_LABEL_VALUES, ProxyMetrics
     from .relay import (
+        MAX_HELD_EVENTS,
         NOTICE_PREFIX,
         ApiProtocol,
         ArgumentEmitter,
@@ -79,6 +80,7 @@ _EXPORTS: dict[str, str] = {
     "FIXES_HEADER": "app",
     "HeldArguments": "relay",
     "MAX_LABEL_VALUES": "metrics",
+    "MAX_HELD_EVENTS": "relay",
     "MemoryStore": "store",
     "NOTICE_PREFIX": "relay",
     "ProxyConfig": "app",
@@ -111,6 +113,7 @@ __all__ = [
     "DEFAULT_READ_TIMEOUT",
     "DEFAULT_TTL",
     "FIXES_HEADER",
+    "MAX_HELD_EVENTS",
     "MAX_LABEL_VALUES",
     "NOTICE_PREFIX",
     "AnthropicRelay",

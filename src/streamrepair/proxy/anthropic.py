@@ -55,7 +55,7 @@ class AnthropicRelay(Relay):
                 delta = chunk.get("delta")
                 if isinstance(delta, dict) and isinstance(delta.get("stop_reason"), str):
                     self.upstream_stop = delta["stop_reason"]
-            self.tail.events.append((name, data))
+            self._hold((name, data))
             return
         index = chunk.get("index")
         if type(index) is not int:

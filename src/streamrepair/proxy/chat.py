@@ -54,7 +54,7 @@ class ChatRelay(Relay):
             # the first chunk with choices (Azure's first chunk has none, and an empty id)
             self._template = {k: chunk[k] for k in _TEMPLATE_KEYS if k in chunk}
         if self._finish_seen or (chunk.get("error") and not choices):
-            self.tail.events.append((name, data))
+            self._hold((name, data))
             return
         if type(choices) is not list:
             out.append(sse_event(data, name))
@@ -93,7 +93,7 @@ class ChatRelay(Relay):
             held["choices"] = [
                 {**c, "delta": kept} if c is choice else c for c in choices if isinstance(c, dict)
             ]
-            self.tail.events.append((name, compact_json(held)))
+            self._hold((name, compact_json(held)))
             return
         if not kept and len(choices) == 1 and not chunk.get("usage"):
             return  # only tool-call pieces: nothing to send now

@@ -62,6 +62,7 @@ from ..syntax.assembler import DEFAULT_MAX_SIZE
 from ..turn.replies import tool_message
 
 __all__ = [
+    "MAX_HELD_EVENTS",
     "NOTICE_PREFIX",
     "ApiProtocol",
     "ArgumentEmitter",
@@ -80,6 +81,9 @@ __all__ = [
 
 #: Every notice the proxy writes for a withheld call starts with this.
 NOTICE_PREFIX: Final = "[streamrepair: "
+#: Most events held after the upstream's stop reason (usually two or three: usage, the
+#: end marker); past it the stream is cut short with an error event.
+MAX_HELD_EVENTS: Final = 1000
 
 
 class ApiProtocol(enum.Enum):
@@ -498,6 +502,13 @@ class Relay:
         self._verdicts.extend(e for e in events if isinstance(e, ToolCallReady | ToolCallRejected))
         self._verdicts = _dedupe(self._verdicts)
         self.ended = True
+
+    def _hold(self, event: tuple[str | None, str]) -> None:
+        """Keep an event of the response's end until the calls are sent (bounded)."""
+        if len(self.tail.events) >= MAX_HELD_EVENTS:
+            self._fail(f"the upstream sent more than {MAX_HELD_EVENTS} events after its end")
+            return
+        self.tail.events.append(event)
 
     def _arguments(self, ready: ToolCallReady) -> str:
         emitter = self.emitters.get(ready.origin_id)

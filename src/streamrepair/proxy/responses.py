@@ -87,7 +87,7 @@ class ResponsesRelay(Relay):
                 details = response.get("incomplete_details") if isinstance(response, dict) else None
                 reason = details.get("reason") if isinstance(details, dict) else None
                 self.upstream_stop = "incomplete" if reason == "max_output_tokens" else str(reason)
-            self.tail.events.append((name, data))
+            self._hold((name, data))
             return
         index = chunk.get("output_index")
         item = chunk.get("item")
