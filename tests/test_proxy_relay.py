@@ -154,7 +154,7 @@ def test_fixes_never_touch_what_the_caller_passed() -> None:
     assert sent[1]["content"] == ""
     assert sent[2]["content"].startswith("done\n\n[streamrepair: arguments of f were repaired]")
     assert fixes.body["unknown_field"] == {"kept": True}
-    assert fixes.counts == {"reasoning_restored": 1, "null_content": 1, "repair_notes": 1}
+    assert fixes.counts == {"reasoning_restored": 1, "content_filled": 1, "repair_notes": 1}
     again = fix_request(ApiProtocol.CHAT, fixes.body, {"a": memo})
     assert again.body is None  # a fixed request needs nothing more
     assert referenced_calls(ApiProtocol.CHAT, body) == ["a"]
@@ -213,7 +213,7 @@ def test_responses_unanswered_calls_and_notes() -> None:
     assert items[3]["call_id"] == "b"
     assert items[3]["output"].startswith("[streamrepair: g was not executed")
     assert "- drop_null at $.x" in items[4]["output"]
-    assert fixes.counts == {"unanswered_call": 1, "repair_notes": 1}
+    assert fixes.counts == {"unanswered_call_answered": 1, "repair_notes": 1}
 
 
 def test_what_is_held_after_the_end_is_bounded() -> None:

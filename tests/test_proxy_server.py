@@ -292,13 +292,13 @@ def test_unanswered_calls_are_answered_and_orphans_reported() -> None:
             f"{url}/v1/chat/completions", json={"model": "gpt-x", "messages": orphan}
         )
     assert answer.status_code == 200
-    assert answer.headers[FIXES_HEADER] == "unanswered_call=1"
+    assert answer.headers[FIXES_HEADER] == "unanswered_call_answered=1"
     sent = fake.requests[0].body["messages"]
     assert [m.get("tool_call_id") for m in sent] == [None, None, "c1", "c2", None]
     assert sent[3]["content"].startswith(
         "[streamrepair: write_file was not executed; status: not_started]"
     )
-    assert other.headers[FIXES_HEADER] == "orphan_tool_message=1, unanswered_call=1"
+    assert other.headers[FIXES_HEADER] == "orphan_tool_message=1, unanswered_call_answered=1"
     assert fake.requests[1].body["messages"][3] == orphan[3]  # reported, left as it was
 
 

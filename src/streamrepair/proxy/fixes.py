@@ -4,30 +4,23 @@ Sans-IO: :func:`referenced_calls` lists the call ids a request's history mention
 proxy looks their :class:`~.relay.CallMemo` up in its store), then :func:`fix_request`
 returns the request with the fixes applied (a fresh body; the caller's is never
 modified) and what was done. A request that needs nothing is left as it is, byte for
-byte.
+byte. Three stages, for each protocol (Chat Completions ``messages``, Anthropic
+``messages``, Responses ``input``):
 
-Chat Completions, with :func:`~streamrepair.check_history` and the model's
-:class:`~streamrepair.ReasoningPolicy` (``docs/turn-loop.md``):
-
-* an assistant message that called tools and lacks ``reasoning_content`` where the
-  policy needs it (DeepSeek thinking mode) gets the reasoning the proxy streamed for
-  that turn, else ``""`` (DeepSeek answers 400 "The reasoning_content in the thinking
-  mode must be passed back to the API" otherwise); R1 (``NEVER_SEND``) gets none;
-  models with no rule get nothing added;
-* a null ``content`` of an assistant message becomes ``""``;
-* a call with no tool message gets one, ``not_started`` (the header
-  :func:`~streamrepair.tool_message` writes), right after the answers that are there;
-* orphan and duplicate tool messages are reported, not changed (dropping one would lose
-  what the tool said);
-* the tool message answering a call the proxy repaired gets the repair notes, once per
-  rule and tool in the history (``schema/notes.py``), as ``Conversation`` does.
-
-Anthropic Messages and Responses get the same treatment through
-:func:`_fix_anthropic` and :func:`_fix_responses` (thinking blocks re-inserted before a
-``tool_use`` turn that lost them, unanswered ``tool_use`` answered with an error
-``tool_result``, notes appended to ``tool_result`` / ``function_call_output``): a narrow
-seam to swap for the turn layer's own Anthropic/Responses history functions once they
-exist.
+1. what only the proxy knows: the reasoning it streamed is put back where the model's
+   :class:`~streamrepair.ReasoningPolicy` needs it and the harness dropped it (Chat
+   ``reasoning_content``, Anthropic thinking blocks with their signatures, keyed by the
+   call ids the proxy sent); a call with no answer gets one, ``not_started`` (the header
+   :func:`~streamrepair.tool_message` writes: it was never run as far as anyone knows),
+   right after the answers that are there;
+2. the turn layer's own rules, :func:`~streamrepair.repair_history` for the protocol
+   (``docs/turn-loop.md``): null Chat ``content`` -> ``""``, reasoning back-filled with
+   ``""`` or dropped as the policy says, unsigned thinking and empty blocks left out;
+   what it cannot fix without guessing (an orphan or duplicate answer) is reported in
+   :attr:`RequestFixes.counts` under its :class:`~streamrepair.ProblemKind` and left as
+   it is, so the upstream's own 400 reaches the client as sent;
+3. the tool result answering a call the proxy repaired gets the repair notes, once per
+   rule and tool in the history (``schema/notes.py``), as ``Conversation`` does.
 """
 
 from __future__ import annotations
@@ -41,7 +34,13 @@ from ..events import ToolCallReady
 from ..results import Repair, RepairKind
 from ..schema.notes import append_repair_notes
 from ..schema.report import RepairNote, SchemaRule
-from ..turn.history import ProblemKind, ReasoningPolicy, check_history, copy_json
+from ..turn.history import (
+    ProblemKind,
+    ReasoningPolicy,
+    check_history,
+    copy_json,
+    repair_history,
+)
 from ..turn.replies import RunState, tool_message
 from .relay import ApiProtocol, CallMemo
 
@@ -58,9 +57,11 @@ _NO_ANSWER: Final = (
 class RequestFixes:
     """What :func:`fix_request` did. ``body`` is the new request body (None when nothing
     changed); ``counts`` maps each fix (or reported problem) to how often it applied:
-    ``reasoning_restored``, ``reasoning_filled``, ``reasoning_dropped``,
-    ``null_content``, ``unanswered_call``, ``repair_notes``, ``thinking_restored``, and
-    the reported-only ``orphan_tool_message``, ``duplicate_answer``, ``malformed``."""
+    ``reasoning_restored``, ``thinking_restored``, ``unanswered_call_answered``,
+    ``repair_notes``, the :class:`~streamrepair.ChangeKind` values of the turn layer's
+    rules (``content_filled``, ``reasoning_filled``, ``reasoning_dropped``, ...), and the
+    :class:`~streamrepair.ProblemKind` values of what is only reported
+    (``orphan_tool_message``, ``duplicate_answer``, ...)."""
 
     body: dict[str, Any] | None = None
     counts: dict[str, int] = field(default_factory=dict)
@@ -101,15 +102,50 @@ def fix_request(
 ) -> RequestFixes:
     """The request with the fixes applied (module docstring). ``memos`` maps call ids to
     what the proxy remembers about them. Nothing passed is modified."""
+    key = "input" if protocol is ApiProtocol.RESPONSES else "messages"
+    if not isinstance(body.get(key), list):
+        return RequestFixes()
     counts: dict[str, int] = {}
-    fixed = _two_levels(body, "input" if protocol is ApiProtocol.RESPONSES else "messages")
-    if protocol is ApiProtocol.CHAT:
-        changed = _fix_chat(fixed, memos, counts)
-    elif protocol is ApiProtocol.ANTHROPIC:
-        changed = _fix_anthropic(fixed, memos, counts)
-    else:
-        changed = _fix_responses(fixed, memos, counts)
+    fixed = _two_levels(body, key)
+    model = body.get("model")
+    policy = ReasoningPolicy.for_model(model if isinstance(model, str) else "")
+    # 1. what only the proxy knows: the reasoning it streamed; calls left unanswered
+    changed = _BEFORE[protocol](fixed, memos, policy, counts)
+    # 2. the turn layer's rules for the protocol (null content, reasoning per policy,
+    #    unsigned thinking, empty blocks); what they cannot fix is reported
+    changed |= _standard(protocol, fixed, key, policy, counts)
+    # 3. the repair notes, last, so that they land on the messages as sent
+    changed |= _NOTES[protocol](fixed[key], memos, counts)
     return RequestFixes(body=fixed if changed else None, counts=counts)
+
+
+_PROVIDERS: Final = {
+    ApiProtocol.CHAT: "openai",
+    ApiProtocol.ANTHROPIC: "anthropic",
+    ApiProtocol.RESPONSES: "responses",
+}
+
+
+def _standard(
+    protocol: ApiProtocol,
+    body: dict[str, Any],
+    key: str,
+    policy: ReasoningPolicy,
+    counts: dict[str, int],
+) -> bool:
+    try:
+        repaired = repair_history(body[key], policy=policy, provider=_PROVIDERS[protocol])
+    except (TypeError, ValueError):  # not a list of messages the rules can read
+        _count(counts, "malformed")
+        return False
+    for problem in repaired.problems:  # reported, left as they are
+        _count(counts, problem.kind.value)
+    if not repaired.changes:
+        return False
+    for change in repaired.changes:
+        _count(counts, change.kind.value)
+    body[key] = repaired.messages
+    return True
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -205,22 +241,20 @@ def _not_started(call_id: str, name: str, arguments: object) -> str:
 # -- Chat Completions ----------------------------------------------------------------------
 
 
-def _fix_chat(body: dict[str, Any], memos: Mapping[str, CallMemo], counts: dict[str, int]) -> bool:
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+def _chat_before(
+    body: dict[str, Any],
+    memos: Mapping[str, CallMemo],
+    policy: ReasoningPolicy,
+    counts: dict[str, int],
+) -> bool:
+    messages = body["messages"]
+    if not all(isinstance(m, dict) for m in messages):
         return False
-    model = body.get("model")
-    policy = ReasoningPolicy.for_model(model if isinstance(model, str) else "")
     changed = False
     answers: dict[int, list[dict[str, Any]]] = {}  # insert after index -> tool messages
     for problem in check_history(messages, policy=policy):
         message = messages[problem.index]
-        kind = problem.kind
-        if kind is ProblemKind.NULL_CONTENT:
-            message["content"] = ""
-            _count(counts, "null_content")
-            changed = True
-        elif kind is ProblemKind.MISSING_REASONING:
+        if problem.kind is ProblemKind.MISSING_REASONING:
             found = next(
                 (
                     memos[c["id"]].reasoning
@@ -229,14 +263,11 @@ def _fix_chat(body: dict[str, Any], memos: Mapping[str, CallMemo], counts: dict[
                 ),
                 None,
             )
-            message["reasoning_content"] = found if found is not None else ""
-            _count(counts, "reasoning_restored" if found is not None else "reasoning_filled")
-            changed = True
-        elif kind is ProblemKind.REASONING_SENT:
-            message.pop("reasoning_content", None)
-            _count(counts, "reasoning_dropped")
-            changed = True
-        elif kind is ProblemKind.UNANSWERED_CALL and problem.call_id is not None:
+            if found is not None:  # else the rules below back-fill ""
+                message["reasoning_content"] = found
+                _count(counts, "reasoning_restored")
+                changed = True
+        elif problem.kind is ProblemKind.UNANSWERED_CALL and problem.call_id is not None:
             call = next(
                 (c for c in _list(message.get("tool_calls")) if c.get("id") == problem.call_id), {}
             )
@@ -254,22 +285,27 @@ def _fix_chat(body: dict[str, Any], memos: Mapping[str, CallMemo], counts: dict[
                     ),
                 }
             )
-            _count(counts, "unanswered_call")
+            _count(counts, "unanswered_call_answered")
             changed = True
-        else:
-            _count(counts, kind.value)
     if answers:
         rebuilt: list[dict[str, Any]] = []
         for i, message in enumerate(messages):
             rebuilt.append(message)
             rebuilt.extend(answers.get(i, ()))
         messages[:] = rebuilt
+    return changed
+
+
+def _chat_notes(messages: list[Any], memos: Mapping[str, CallMemo], counts: dict[str, int]) -> bool:
+    changed = False
     for i, message in enumerate(messages):
-        memo = memos.get(message.get("tool_call_id", "")) if message.get("role") == "tool" else None
+        if not isinstance(message, dict) or message.get("role") != "tool":
+            continue
+        memo = memos.get(message.get("tool_call_id", ""))
         if memo is not None:
             content, noted = _with_notes(message.get("content"), memo, messages[:i])
             if noted:
-                message["content"] = content
+                messages[i] = {**message, "content": content}
                 _count(counts, "repair_notes")
                 changed = True
     return changed
@@ -278,14 +314,17 @@ def _fix_chat(body: dict[str, Any], memos: Mapping[str, CallMemo], counts: dict[
 # -- Anthropic Messages --------------------------------------------------------------------
 
 
-def _fix_anthropic(
-    body: dict[str, Any], memos: Mapping[str, CallMemo], counts: dict[str, int]
+def _anthropic_before(
+    body: dict[str, Any],
+    memos: Mapping[str, CallMemo],
+    policy: ReasoningPolicy,
+    counts: dict[str, int],
 ) -> bool:
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return False
+    messages = body["messages"]
     thinking = body.get("thinking")
-    thinking_off = isinstance(thinking, dict) and thinking.get("type") == "disabled"
+    thinking_off = (
+        isinstance(thinking, dict) and thinking.get("type") == "disabled"
+    ) or policy is ReasoningPolicy.NEVER_SEND
     changed = False
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") != "assistant":
@@ -304,7 +343,7 @@ def _fix_anthropic(
             known = [memos[u["id"]] for u in uses if u.get("id") in memos]
             found = next((m.thinking for m in known if m.thinking), ())
             if found:
-                message["content"] = [*copy_json(list(found)), *content]
+                messages[i] = {**message, "content": [*copy_json(list(found)), *content]}
                 _count(counts, "thinking_restored")
                 changed = True
         ids = [u.get("id") for u in uses if isinstance(u.get("id"), str)]
@@ -323,13 +362,6 @@ def _fix_anthropic(
             if isinstance(b, dict) and b.get("type") == "tool_result"
         }
         missing = [u for u in uses if u.get("id") in ids and u.get("id") not in answered]
-        for block in blocks:
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "tool_result"
-                and block.get("tool_use_id") not in ids
-            ):
-                _count(counts, "orphan_tool_message")
         if missing:
             added = [
                 {
@@ -340,9 +372,16 @@ def _fix_anthropic(
                 }
                 for u in missing
             ]
-            after["content"] = [*added, *blocks]
-            _count(counts, "unanswered_call", len(missing))
+            messages[i + 1] = {**after, "content": [*added, *blocks]}
+            _count(counts, "unanswered_call_answered", len(missing))
             changed = True
+    return changed
+
+
+def _anthropic_notes(
+    messages: list[Any], memos: Mapping[str, CallMemo], counts: dict[str, int]
+) -> bool:
+    changed = False
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") != "user":
             continue
@@ -361,7 +400,7 @@ def _fix_anthropic(
             new, noted = _with_notes(block.get("content"), memo, earlier)
             if noted:
                 blocks[k] = {**block, "content": new}
-                message["content"] = blocks
+                messages[i] = message = {**message, "content": blocks}
                 _count(counts, "repair_notes")
                 changed = True
     return changed
@@ -370,12 +409,13 @@ def _fix_anthropic(
 # -- Responses -----------------------------------------------------------------------------
 
 
-def _fix_responses(
-    body: dict[str, Any], memos: Mapping[str, CallMemo], counts: dict[str, int]
+def _responses_before(
+    body: dict[str, Any],
+    memos: Mapping[str, CallMemo],
+    policy: ReasoningPolicy,
+    counts: dict[str, int],
 ) -> bool:
-    items = body.get("input")
-    if not isinstance(items, list):
-        return False
+    items = body["input"]
     changed = False
     calls = {
         i.get("call_id"): n
@@ -383,13 +423,6 @@ def _fix_responses(
         if isinstance(i, dict) and i.get("type") in ("function_call", "custom_tool_call")
     }
     outputs = {i.get("call_id") for i in items if isinstance(i, dict) and i.get("type") in _OUTPUTS}
-    for item in items:
-        if (
-            isinstance(item, dict)
-            and item.get("type") in ("function_call_output", "custom_tool_call_output")
-            and item.get("call_id") not in calls
-        ):
-            _count(counts, "orphan_tool_message")
     missing = [c for c in calls if isinstance(c, str) and c not in outputs]
     if missing:
         inserts: dict[int, list[dict[str, Any]]] = {}
@@ -418,8 +451,15 @@ def _fix_responses(
             rebuilt.append(item)
             rebuilt.extend(inserts.get(n, ()))
         items[:] = rebuilt
-        _count(counts, "unanswered_call", len(missing))
+        _count(counts, "unanswered_call_answered", len(missing))
         changed = True
+    return changed
+
+
+def _responses_notes(
+    items: list[Any], memos: Mapping[str, CallMemo], counts: dict[str, int]
+) -> bool:
+    changed = False
     for n, item in enumerate(items):
         if not isinstance(item, dict) or item.get("type") not in (
             "function_call_output",
@@ -432,7 +472,19 @@ def _fix_responses(
         earlier = [i for i in items[:n] if isinstance(i, dict)]
         new, noted = _with_notes(item.get("output"), memo, earlier, text_key="input_text")
         if noted:
-            item["output"] = new
+            items[n] = {**item, "output": new}
             _count(counts, "repair_notes")
             changed = True
     return changed
+
+
+_BEFORE: Final = {
+    ApiProtocol.CHAT: _chat_before,
+    ApiProtocol.ANTHROPIC: _anthropic_before,
+    ApiProtocol.RESPONSES: _responses_before,
+}
+_NOTES: Final = {
+    ApiProtocol.CHAT: _chat_notes,
+    ApiProtocol.ANTHROPIC: _anthropic_notes,
+    ApiProtocol.RESPONSES: _responses_notes,
+}
