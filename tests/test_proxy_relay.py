@@ -227,3 +227,91 @@ def test_what_is_held_after_the_end_is_bounded() -> None:
     assert b"tool_calls" not in out + final  # cut short: the call is withheld
     assert b"more than 1000 events after its end" in final
     assert len(final) < 10_000
+
+
+def _payloads(data: bytes) -> list[dict[str, Any]]:
+    out = []
+    for event in data.decode("utf-8").split("\n\n"):
+        lines = [line[6:] for line in event.split("\n") if line.startswith("data: ")]
+        if lines and lines[0] != "[DONE]":
+            out.append(json.loads("\n".join(lines)))
+    return out
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.name for p in CASES])
+def test_what_goes_out_keeps_the_protocol_grammar(path: Path) -> None:
+    live, final, relay = relay_run(path, [path.read_bytes()])
+    chunks = _payloads(live + final)
+    if relay.protocol is ApiProtocol.ANTHROPIC:
+        started: list[int] = []
+        for chunk in chunks:
+            if chunk.get("type") == "content_block_start":
+                assert chunk["index"] == len(started)  # positions in the final content
+                started.append(chunk["index"])
+            elif chunk.get("type") in ("content_block_delta", "content_block_stop"):
+                assert chunk["index"] in started
+    elif relay.protocol is ApiProtocol.RESPONSES:
+        added = [c["output_index"] for c in chunks if c.get("type") == "response.output_item.added"]
+        assert added == list(range(len(added)))
+        numbers = [c["sequence_number"] for c in chunks if "sequence_number" in c]
+        if numbers:  # counting on by one, whatever was withheld
+            assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+    else:
+        indexes = [
+            call["index"]
+            for chunk in chunks
+            for choice in chunk.get("choices") or ()
+            if (choice.get("index") or 0) == 0
+            for call in (choice.get("delta") or {}).get("tool_calls") or ()
+        ]
+        assert indexes == list(range(len(indexes)))
+
+
+def test_a_text_block_after_a_withheld_tool_block_moves_up() -> None:
+    events = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "m",
+                "type": "message",
+                "role": "assistant",
+                "content": [],
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            },
+        },
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "t1", "name": "f", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": '{"a": 1,}'},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}},
+        {
+            "type": "content_block_delta",
+            "index": 1,
+            "delta": {"type": "text_delta", "text": "after"},
+        },
+        {"type": "content_block_stop", "index": 1},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use"},
+            "usage": {"output_tokens": 3},
+        },
+        {"type": "message_stop"},
+    ]
+    data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+    relay = AnthropicRelay()
+    live = b"".join(relay.feed(data))
+    final = b"".join(relay.final())
+    sent = _payloads(live)
+    assert [c.get("index") for c in sent if c["type"].startswith("content_block")] == [0, 0, 0]
+    tail = _payloads(final)
+    assert tail[0]["content_block"]["id"] == "t1"
+    assert tail[0]["index"] == 1
+    assert tail[1]["delta"]["partial_json"] == '{"a":1}'
+    assert tail[-2]["delta"]["stop_reason"] == "tool_use"
