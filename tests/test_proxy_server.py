@@ -14,6 +14,7 @@ import logging
 import socket
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -34,6 +35,7 @@ from _proxy_support import (
     sse_events,
 )
 from streamrepair.proxy import FIXES_HEADER, ProxyConfig, create_app
+from streamrepair.telemetry import TelemetryLog
 
 TOOLS = [
     {
@@ -680,13 +682,16 @@ def test_bounds_and_upstream_failures_get_protocol_errors() -> None:
     assert down.json()["error"]["type"] == "upstream_error"
 
 
-def test_access_log_has_no_secrets_and_counts_calls(caplog: pytest.LogCaptureFixture) -> None:
+def test_access_log_has_no_secrets_and_counts_calls(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
     stream = chat_stream(
         calls=(("call_1", "get_weather", '{"city": "Secret City",}'),), model="gpt-test"
     )
     fake = FakeUpstream(script=[Reply(body=stream)])
     caplog.set_level(logging.INFO, logger="streamrepair.proxy")
-    with stack(fake) as url:
+    telemetry = TelemetryLog(tmp_path / "telemetry.jsonl", harness="proxy")
+    with stack(fake, telemetry=telemetry) as url:
         client = openai_client(base_url=f"{url}/v1", api_key="sk-very-secret", max_retries=0)
         list(
             client.chat.completions.create(
@@ -709,3 +714,8 @@ def test_access_log_has_no_secrets_and_counts_calls(caplog: pytest.LogCaptureFix
         assert secret not in text
     assert 'streamrepair_proxy_repairs_total{model="gpt-test",rule="trailing_comma"} 1' in metrics
     assert 'streamrepair_proxy_tool_calls_total{model="gpt-test",outcome="repaired"} 1' in metrics
+    records = [json.loads(line) for line in (tmp_path / "telemetry.jsonl").read_text().splitlines()]
+    assert [(r["harness"], r["model"], r["tool"], r["outcome"], r["rules"]) for r in records] == [
+        ("proxy", "gpt-test", "get_weather", "repaired", ["trailing_comma"])
+    ]
+    assert "Secret City" not in (tmp_path / "telemetry.jsonl").read_text()  # no arguments
