@@ -50,6 +50,7 @@ if _typing.TYPE_CHECKING:
         memos_of_response,
         note_dicts,
         notice_text,
+        notice_verdicts,
         sse_event,
         usable_tools,
     )
@@ -100,6 +101,7 @@ _EXPORTS: dict[str, str] = {
     "fix_request": "fixes",
     "memo_key": "store",
     "notice_text": "relay",
+    "notice_verdicts": "relay",
     "open_store": "store",
     "referenced_calls": "fixes",
     "usable_tools": "relay",
@@ -139,6 +141,7 @@ __all__ = [
     "memos_of_response",
     "note_dicts",
     "notice_text",
+    "notice_verdicts",
     "open_store",
     "referenced_calls",
     "sse_event",

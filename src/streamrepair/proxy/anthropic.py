@@ -21,8 +21,16 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from ..events import Done, StreamEvent, ToolCallReady, ToolCallRejected
-from .relay import ApiProtocol, Relay, closing_stop, compact_json, notice_text, sse_event
+from ..events import Done, StreamEvent, ToolCallReady
+from .relay import (
+    ApiProtocol,
+    Relay,
+    closing_stop,
+    compact_json,
+    notice_text,
+    notice_verdicts,
+    sse_event,
+)
 
 __all__ = ["AnthropicRelay"]
 
@@ -39,6 +47,8 @@ class AnthropicRelay(Relay):
         self._next = 0
         self._starts: dict[str, dict[str, Any]] = {}  # tool id -> content_block as sent
         self._end_seen = False
+        self._prefilled_stop = False  # the stop reason came on message_start
+        self._output_tokens = 0
 
     def _chunk(
         self,
@@ -56,6 +66,9 @@ class AnthropicRelay(Relay):
                 if isinstance(delta, dict) and isinstance(delta.get("stop_reason"), str):
                     self.upstream_stop = delta["stop_reason"]
             self._hold((name, data))
+            return
+        if kind == "message_start":
+            out.append(sse_event(self._start(chunk) or data, name))
             return
         index = chunk.get("index")
         if type(index) is not int:
@@ -81,6 +94,35 @@ class AnthropicRelay(Relay):
             out.append(sse_event(data, name))
         else:
             out.append(sse_event(compact_json({**chunk, "index": mapped}), name))
+
+    def _start(self, chunk: dict[str, Any]) -> str | None:
+        """A ``message_start`` whose ``content`` is already filled in (the response after
+        programmatic tool calling): its ``tool_use`` blocks are withheld like streamed ones
+        and its stop reason moves to a ``message_delta`` at the end. None: send as is."""
+        message = chunk.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or not isinstance(content, list) or not content:
+            return None
+        kept = []
+        for i, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                self._held.add(i)
+                if isinstance(block.get("id"), str):
+                    self._starts[block["id"]] = {**block, "input": {}}
+            else:
+                self._index[i] = self._next
+                self._next += 1
+                kept.append(block)
+        if len(kept) == len(content):
+            return None
+        reason = message.get("stop_reason")
+        if isinstance(reason, str):
+            self.upstream_stop = reason
+            self._prefilled_stop = True
+        usage = message.get("usage")
+        if isinstance(usage, dict) and isinstance(usage.get("output_tokens"), int):
+            self._output_tokens = usage["output_tokens"]
+        return compact_json({**chunk, "message": {**message, "content": kept, "stop_reason": None}})
 
     def _turn_state(self, done: Done) -> tuple[str | None, tuple[dict[str, Any], ...]]:
         message = done.messages[0] if done.messages else {}
@@ -111,9 +153,7 @@ class AnthropicRelay(Relay):
             )
             out.append(_event("content_block_stop", index=index))
             index += 1
-        for verdict in self.verdicts:
-            if not isinstance(verdict, ToolCallRejected):
-                continue
+        for verdict in notice_verdicts(self.verdicts):
             block = {"type": "text", "text": ""}
             out.append(_event("content_block_start", index=index, content_block=block))
             out.append(
@@ -128,9 +168,19 @@ class AnthropicRelay(Relay):
         stop = closing_stop(
             self.upstream_stop, self.verdicts, tool="tool_use", length="max_tokens", stop="end_turn"
         )
+        has_delta = any('"message_delta"' in data for _, data in self.tail.events)
         for name, data in self.tail.events:
             if stop != self.upstream_stop and '"message_delta"' in data:
                 data = _with_stop(data, stop)
+            if self._prefilled_stop and not has_delta and '"message_stop"' in data:
+                has_delta = True  # the stop reason message_start carried, where it belongs
+                out.append(
+                    _event(
+                        "message_delta",
+                        delta={"stop_reason": stop, "stop_sequence": None},
+                        usage={"output_tokens": self._output_tokens},
+                    )
+                )
             out.append(sse_event(data, name))
         return out
 

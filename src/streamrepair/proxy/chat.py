@@ -20,8 +20,16 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Final
 
-from ..events import Done, StreamEvent, ToolCallReady, ToolCallRejected
-from .relay import ApiProtocol, Relay, closing_stop, compact_json, notice_text, sse_event
+from ..events import Done, StreamEvent, ToolCallReady
+from .relay import (
+    ApiProtocol,
+    Relay,
+    closing_stop,
+    compact_json,
+    notice_text,
+    notice_verdicts,
+    sse_event,
+)
 
 __all__ = ["ChatRelay"]
 
@@ -132,19 +140,23 @@ class ChatRelay(Relay):
                 index += 1
                 chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
                 out.append(sse_event(compact_json(chunk)))
-        for verdict in self.verdicts:
-            if isinstance(verdict, ToolCallRejected):
-                text = notice_text(verdict)
-                if self._text_sent:
-                    text = "\n\n" + text
-                self._text_sent = True
-                delta = {"content": text}
-                chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
-                out.append(sse_event(compact_json(chunk)))
+        for verdict in notice_verdicts(self.verdicts):
+            text = notice_text(verdict)
+            if self._text_sent:
+                text = "\n\n" + text
+            self._text_sent = True
+            delta = {"content": text}
+            chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+            out.append(sse_event(compact_json(chunk)))
         tool = "function_call" if self._legacy else "tool_calls"
         stop = closing_stop(
             self.upstream_stop, self.verdicts, tool=tool, length="length", stop="stop"
         )
+        if not self._finish_seen and stop == tool and index:
+            # No stop reason came (OpenRouter sends none), but calls were sent: say so,
+            # or a harness that runs calls only on `tool_calls` drops them.
+            delta = {"index": 0, "delta": {}, "finish_reason": tool}
+            out.append(sse_event(compact_json({**base, "choices": [delta]})))
         for name, data in self.tail.events:
             if stop != self.upstream_stop and '"finish_reason"' in data:
                 data = _with_finish(data, stop)

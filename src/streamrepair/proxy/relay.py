@@ -75,6 +75,7 @@ __all__ = [
     "memos_of_response",
     "note_dicts",
     "notice_text",
+    "notice_verdicts",
     "sse_event",
     "usable_tools",
 ]
@@ -474,7 +475,9 @@ class Relay:
         self.chunks += 1
         if text.startswith("[DONE]"):
             self.tail.events.append((event.event, event.data))
-            self._ended(self.stream.finish())
+            # The end marker itself, so that the core knows the server finished (a call
+            # complete before it is ready even when no stop reason came).
+            self._ended(self.stream.feed(b"data: [DONE]\n\n"))
             return
         try:
             chunk = json.loads(text)
@@ -542,6 +545,19 @@ def _dedupe(
     return out
 
 
+def notice_verdicts(
+    verdicts: Iterable[ToolCallReady | ToolCallRejected],
+) -> list[ToolCallRejected]:
+    """The withheld calls that get a notice: every rejected one but those the protocol
+    passes on as they are (``unsupported``: a Responses ``mcp_approval_request``, which
+    the client answers with an approval, not a result)."""
+    return [
+        v
+        for v in verdicts
+        if isinstance(v, ToolCallRejected) and v.reason is not RejectReason.UNSUPPORTED
+    ]
+
+
 def closing_stop(
     upstream: str | None,
     verdicts: Iterable[ToolCallReady | ToolCallRejected],
@@ -559,7 +575,11 @@ def closing_stop(
     ``tool_calls`` or ``stop``). No call sent, upstream said tool calls: ``stop``.
     Otherwise the upstream's own reason.
     """
-    items = list(verdicts)
+    items = [
+        v
+        for v in verdicts
+        if not (isinstance(v, ToolCallRejected) and v.reason is RejectReason.UNSUPPORTED)
+    ]
     if any(isinstance(v, ToolCallReady) for v in items):
         return tool
     if any(isinstance(v, ToolCallRejected) and v.reason is RejectReason.CUT_OFF for v in items):

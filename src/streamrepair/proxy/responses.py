@@ -25,8 +25,16 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Final
 
-from ..events import Done, StreamEvent, ToolCallReady, ToolCallRejected
-from .relay import ApiProtocol, Relay, closing_stop, compact_json, notice_text, sse_event
+from ..events import Done, StreamEvent, ToolCallReady
+from .relay import (
+    ApiProtocol,
+    Relay,
+    closing_stop,
+    compact_json,
+    notice_text,
+    notice_verdicts,
+    sse_event,
+)
 
 __all__ = ["ResponsesRelay"]
 
@@ -155,11 +163,7 @@ class ResponsesRelay(Relay):
             self._emit(out, "response.output_item.done", output_index=index, item=base)
             emitted.append(base)
             index += 1
-        notice = 0
-        for verdict in self.verdicts:
-            if not isinstance(verdict, ToolCallRejected):
-                continue
-            notice += 1
+        for notice, verdict in enumerate(notice_verdicts(self.verdicts), start=1):
             item_id = f"msg_streamrepair_{notice}"
             text = notice_text(verdict)
             part: dict[str, Any] = {"type": "output_text", "text": "", "annotations": []}
