@@ -1127,3 +1127,18 @@ def test_check_history_pairs_every_kind_of_responses_call_and_skips_hosted_ones(
     stray = [U, _item("local_shell_call_output", id="c_nowhere", output="x")]
     (problem,) = check_history(stray, policy=AS_RECEIVED, provider="responses")
     assert problem.kind is ProblemKind.ORPHAN_TOOL_MESSAGE
+
+
+def test_an_mcp_approval_request_is_kept_and_left_to_the_harness() -> None:
+    data = (FIXTURES / "responses-mcp-approval-request.sse").read_bytes()
+    conversation = responses_conversation()
+    batch = conversation.add_response(list(iter_events(data, provider="responses")))
+    (request,) = batch.rejected
+    assert request.reason is RejectReason.UNSUPPORTED
+    assert conversation.pending == ()
+    sent = conversation.messages()
+    assert sent[-1]["type"] == "mcp_approval_request"  # as received, no invented answer
+    assert not any(item.get("type") == "function_call" for item in sent)
+    assert conversation.check() == ()
+    text = function_call_output(request)["output"]
+    assert "reason: unsupported" in text

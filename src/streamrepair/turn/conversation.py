@@ -95,6 +95,15 @@ class ToolBatch:
         return self.done.stop_reason is StopReason.PAUSED
 
 
+def _answerable(call: ToolCallReady | ToolCallRejected) -> bool:
+    """A call the history answers: every ready call, and every rejected call with a name
+    except an UNSUPPORTED one (an MCP approval request: the harness decides, and answers
+    with the item the request asks for)."""
+    if isinstance(call, ToolCallReady):
+        return True
+    return bool(call.name) and call.reason is not RejectReason.UNSUPPORTED
+
+
 def _verdicts(
     events: Iterable[object], core: ToolCallStream | None, provider: Provider
 ) -> tuple[Done, list[ToolCallReady | ToolCallRejected]]:
@@ -336,7 +345,7 @@ class Conversation:
         self._check_settled()
         done, calls = _verdicts(events, core, self._provider)
         items = _assistant_items(done, calls, self._provider)
-        answerable = [c for c in calls if isinstance(c, ToolCallReady) or c.name]
+        answerable = [c for c in calls if _answerable(c)]
         for item in items:
             self._append(item)
         batch = ToolBatch(

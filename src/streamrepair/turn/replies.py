@@ -99,6 +99,10 @@ _GUIDANCE: Final[dict[RejectReason, str]] = {
     RejectReason.UNKNOWN_TOOL: (
         "There is no tool with this name, so nothing was executed. Use one of the available tools."
     ),
+    RejectReason.UNSUPPORTED: (
+        "This is not a call streamrepair can answer with a result, so nothing was executed; "
+        "answer it as its detail says."
+    ),
     RejectReason.INVALID: (
         "The arguments do not fit the tool's parameters, so nothing was executed. "
         "Correct them as described and call the tool again."
@@ -377,8 +381,10 @@ def _merge_calls(
             continue
         if isinstance(call, ToolCallReady):
             raise HistoryError(f"ready call {call.call_id!r} is not in Done.messages")
-        if not call.name:
-            continue  # nothing valid can name it: neither listed nor answered
+        if not call.name or call.reason is RejectReason.UNSUPPORTED:
+            # Nothing valid can name it, or it is not a call (an MCP approval request,
+            # kept as received): neither listed nor answered.
+            continue
         keys = [call_id_of(e) for e in out]  # every call left in ``out`` is in ``rank``
         ranks = [None if key is None else rank[key] for key in keys]
         earlier = [p for p, r in enumerate(ranks) if r is not None and r < n]
