@@ -480,6 +480,10 @@ def test_autolinks_are_unwrapped_in_path_like_fields(key: str) -> None:
         ("[notes.md](http://localhost:3000/notes.md)", "notes.md"),
         ("/data/[nötés.md](http://nötés.md)", "/data/nötés.md"),
         ("[a.md](http://a.md) [b.md](http://b.md)", "a.md b.md"),
+        # Claude Code resolves a file path before its hooks see it: // becomes /
+        ("/home/u/p/[new.md](http:/new.md)", "/home/u/p/new.md"),
+        ("/home/u/p/[docs/a.md](https:/docs/a.md)", "/home/u/p/docs/a.md"),
+        ("/home/u/p/[a.md](http:/localhost:3000/a.md)", "/home/u/p/a.md"),
     ],
 )
 def test_autolink_forms(text: str, expected: str) -> None:
@@ -493,6 +497,9 @@ def test_autolink_forms(text: str, expected: str) -> None:
         "[notes.md](https://example.com/docs/notes.md)",
         "[notes.md](http://notes.md?raw=1)",
         "[a\nb](http://a\nb)",
+        "/p/[notes.md](http:/example.com/docs/notes.md)",
+        "/p/[notes.md](http:notes.md)",
+        "/p/[notes.md](http:///notes.md)",
     ],
 )
 def test_real_links_are_never_touched(text: str) -> None:

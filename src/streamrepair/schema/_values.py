@@ -291,8 +291,11 @@ _INTEGER_RE: Final = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _NUMBER_RE: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _JSON_SPACE: Final = " \t\n\r"
 # TR v1.0.3+ regex (link text equal to the URL minus scheme, or to its one path segment
-# after the host), narrowed: no newline in the text, no space or brackets in the host.
-_AUTOLINK_RE: Final = re.compile(r"\[([^\]\n]+)\]\(https?://(?:[^/\s()\[\]]+/)?\1\)")
+# after the host), narrowed: no newline in the text, no space or brackets in the host;
+# widened to one slash after the scheme, because Claude Code normalises a file path like
+# ``path.resolve`` before its hooks see it, collapsing ``http://`` to ``http:/``
+# (measured with 2.1.332: ``[a.md](http://a.md)`` arrives as ``<cwd>/[a.md](http:/a.md)``).
+_AUTOLINK_RE: Final = re.compile(r"\[([^\]\n]+)\]\(https?:/{1,2}(?:[^/\s()\[\]]+/)?\1\)")
 
 
 def _reject_constant(name: str) -> Any:
