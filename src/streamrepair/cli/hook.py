@@ -75,6 +75,7 @@ _VALUE_OPTIONS: Final = {
 }
 _FLAG_OPTIONS: Final = {
     "--no-builtin-schemas": "no_builtin_schemas",
+    "--no-transcript-schemas": "no_transcript_schemas",
     "--log-arguments": "log_arguments",
     "-h": "help",
     "--help": "help",
@@ -156,7 +157,19 @@ def _hook_help() -> str:
     parser.add_argument(
         "--permission",
         metavar="{auto,allow,ask}",
-        help="Claude Code: permission decision for repaired input (default auto)",
+        help=(
+            "Claude Code: permission decision sent with repaired input: auto (default: "
+            "none, Claude Code's own rules decide), allow (skips the prompt), ask (forces "
+            "one; a denial under claude -p); also $STREAMREPAIR_PERMISSION"
+        ),
+    )
+    parser.add_argument(
+        "--no-transcript-schemas",
+        action="store_true",
+        help=(
+            "Claude Code: do not read MCP tool schemas from the session transcript "
+            "(an undocumented record); also $STREAMREPAIR_TRANSCRIPT_SCHEMAS=0"
+        ),
     )
     parser.add_argument(
         "--bridge",
@@ -219,9 +232,13 @@ def settings(
     except ValueError:
         warn(f"streamrepair: unknown bridge {bridge!r}; using auto")
         bridge_value = Bridge.AUTO
+    transcript = not getattr(options, "no_transcript_schemas", False) and environ.get(
+        "STREAMREPAIR_TRANSCRIPT_SCHEMAS", "1"
+    ).strip().lower() not in ("0", "off", "false", "no")
     return HookSettings(
         schemas=schemas,
         builtin_schemas=not getattr(options, "no_builtin_schemas", False),
+        transcript_schemas=transcript,
         profiles=profiles,
         model=getattr(options, "model", None),
         permission=permission_value,

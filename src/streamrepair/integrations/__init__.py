@@ -4,7 +4,9 @@ the tools of Claude Code, DeepSeek Harness, OpenCode and Hermes.
 * :func:`inspect_call` (in :mod:`.calls`) is the one decision every adapter makes:
   pass, rewrite with repaired arguments, or reject with feedback.
 * :func:`claude_code_hook` / :func:`deepseek_harness_hook` answer a command hook's
-  payload (``streamrepair hook claude-code|deepseek-harness``).
+  payload (``streamrepair hook claude-code|deepseek-harness``);
+  :func:`request_tool_schemas` reads the MCP tool schemas Claude Code sent back from its
+  session transcript.
 * :class:`OpenCodeHelper` is the long-lived process behind the OpenCode plugin
   (``streamrepair serve opencode``; the plugin file comes from :func:`plugin_source`).
 * :class:`HermesRepairs` carries repairs from dispatch to the tool result in a
@@ -55,6 +57,9 @@ if _typing.TYPE_CHECKING:
         OpenCodeHelper,
         plugin_source,
     )
+    from .transcript import (
+        request_tool_schemas,
+    )
 
 _EXPORTS: dict[str, str] = {
     "Bridge": "hooks",
@@ -75,6 +80,7 @@ _EXPORTS: dict[str, str] = {
     "load_schemas": "calls",
     "parse_payload": "hooks",
     "plugin_source": "opencode",
+    "request_tool_schemas": "transcript",
     "resolve_model": "calls",
 }
 
@@ -97,6 +103,7 @@ __all__ = [
     "load_schemas",
     "parse_payload",
     "plugin_source",
+    "request_tool_schemas",
     "resolve_model",
 ]
 

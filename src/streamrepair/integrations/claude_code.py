@@ -6,24 +6,32 @@ Protocol (Claude Code hooks reference, https://code.claude.com/docs/en/hooks):
   ``permission_mode``, ``hook_event_name`` and, for tool events, ``tool_name``,
   ``tool_input``, ``tool_use_id`` (``tool_response`` after the tool ran).
 * A ``PreToolUse`` hook answers on stdout, exit 0, with ``hookSpecificOutput``:
-  ``permissionDecision`` ``"allow"`` (skips the permission prompt), ``"deny"`` (the call
-  does not run; ``permissionDecisionReason`` is shown to Claude) or ``"ask"`` (the user
-  confirms; the reason is shown to the user). ``updatedInput`` "modifies the tool's input
-  parameters before execution. Replaces the entire input object", combined with
-  ``"allow"`` or ``"ask"``. ``additionalContext`` is added to Claude's context.
+  ``updatedInput`` replaces the whole input, ``permissionDecision`` ``"allow"`` /
+  ``"deny"`` / ``"ask"`` overrides the permission flow, ``additionalContext`` is added to
+  the model's context.
 * ``PostToolUse`` runs after a tool succeeded (``PostToolUseFailure`` after it failed).
+
+What reaches this seam (measured with Claude Code 2.1.332, docs/integrations/claude-code.md):
+for a built-in tool, only input that already passed Claude Code's JSON parse, its schema
+check (which coerces ``"10"`` to 10 and rejects nulls, renamed keys and wrong types before
+any hook runs) and its path normalisation (``path.resolve``-like, so a markdown-linked path
+``[a.md](http://a.md)`` arrives as ``<cwd>/[a.md](http:/a.md)``). For an MCP tool, what the
+model sent, with some types coerced and nothing rejected. An ``updatedInput`` is checked
+against the tool's schema again.
 
 What this hook answers:
 
 * nothing to repair (or nothing it can read): ``{}``, the call proceeds unchanged;
-* repaired and valid: the **whole** repaired input as ``updatedInput`` with ``"allow"``
-  where Claude Code would not have prompted anyway (read-only tools and paths inside the
-  project; edit tools in ``acceptEdits`` mode; ``bypassPermissions``) and ``"ask"``
-  elsewhere, so a repair never skips a prompt the user would have seen; in ``dontAsk``
-  mode (where "ask" means deny) it denies with guidance instead. The repair notes go to
-  the model as ``additionalContext``;
+* repaired and valid: the **whole** repaired input as ``updatedInput`` and the repair
+  notes for the model as ``additionalContext``; the permission decision follows the
+  policy (:class:`~.hooks.Permission`): by default none, so Claude Code's own rules and
+  prompts decide about the repaired call as they would have about the original;
 * still invalid after repair: ``"deny"`` with the model-readable feedback;
 * ``PostToolUse`` / ``PostToolUseFailure``: prints nothing; records the result.
+
+Schemas: the built-in tools' (loose) schemas are in :mod:`.builtin_schemas`; an MCP tool's
+schema comes from ``--schemas`` or, failing that, from the request Claude Code recorded in
+the session transcript (:mod:`.transcript`; an undocumented record, read defensively).
 
 The tool-repair skill's adapter could only block (wasting a turn) and used its own
 ``{"tool", "input"}`` envelope, so its hook passed every real Claude Code payload.
@@ -31,7 +39,6 @@ The tool-repair skill's adapter could only block (wasting a turn) and used its o
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -51,6 +58,7 @@ from .hooks import (
 
 __all__ = [
     "HARNESS",
+    "MCP_PREFIX",
     "claude_code_hook",
     "permission_for",
     "post_tool_result",
@@ -58,67 +66,50 @@ __all__ = [
 
 #: The harness name in telemetry.
 HARNESS: Final = "claude-code"
-# Tools Claude Code runs without a permission prompt (read-only, or bookkeeping).
-_NO_PROMPT_TOOLS: Final = frozenset(
-    {"Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "Task", "Agent", "BashOutput"}
-)
-# Tools ``acceptEdits`` mode approves for paths in the working directories.
-_EDIT_TOOLS: Final = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
-_PATH_FIELDS: Final = ("file_path", "path", "notebook_path")
-
-
-def _inside(path: str, cwd: str) -> bool:
-    if not cwd or not os.path.isabs(cwd):
-        return False
-    root = os.path.normpath(cwd)
-    target = os.path.normpath(os.path.join(root, path))
-    return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def _paths_inside(arguments: Mapping[str, Any], cwd: str) -> bool:
-    return all(
-        _inside(arguments[name], cwd)
-        for name in _PATH_FIELDS
-        if isinstance(arguments.get(name), str)
-    )
+#: Prefix of the tools Claude Code does not schema-check (``mcp__<server>__<tool>``).
+MCP_PREFIX: Final = "mcp__"
 
 
 def permission_for(
     tool: str, arguments: Mapping[str, Any], payload: Mapping[str, Any], policy: Permission
 ) -> str:
-    """The ``permissionDecision`` for repaired ``arguments``: ``"allow"``, ``"ask"``, or
-    ``"deny"`` (``dontAsk`` mode, where an "ask" is a denial without a reason the model
-    sees). See the module docstring for the ``AUTO`` policy."""
+    """The ``permissionDecision`` attached to repaired ``arguments``: ``""`` (none:
+    Claude Code's own rules decide) for :attr:`Permission.AUTO`, else ``"allow"`` or
+    ``"ask"``. ``tool``, ``arguments`` and ``payload`` are accepted for callers of the
+    earlier signature; the decision no longer depends on them."""
     if policy is Permission.ALLOW:
         return "allow"
     if policy is Permission.ASK:
         return "ask"
-    mode = payload_text(payload, "permission_mode")
-    cwd = payload_text(payload, "cwd")
-    if mode == "bypassPermissions":
-        return "allow"
-    if tool in _NO_PROMPT_TOOLS and _paths_inside(arguments, cwd):
-        return "allow"
-    if mode == "acceptEdits" and tool in _EDIT_TOOLS and _paths_inside(arguments, cwd):
-        return "allow"
-    if mode == "dontAsk":
-        return "deny"
-    return "ask"
+    return ""
 
 
 def _decision(
     decision: str, reason: str, *, updated: Any = None, context: str = ""
 ) -> dict[str, Any]:
-    output: dict[str, Any] = {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": decision,
-        "permissionDecisionReason": reason,
-    }
+    output: dict[str, Any] = {"hookEventName": "PreToolUse"}
+    if decision:
+        output["permissionDecision"] = decision
+        output["permissionDecisionReason"] = reason
     if updated is not None:
         output["updatedInput"] = updated
     if context:
         output["additionalContext"] = context
     return {"hookSpecificOutput": output}
+
+
+def _schema(
+    tool: str, payload: Mapping[str, Any], settings: HookSettings
+) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
+    schema, aliases = settings.schema_for(tool, CLAUDE_CODE_SCHEMAS, CLAUDE_CODE_ALIASES)
+    if schema is None and settings.transcript_schemas and tool.startswith(MCP_PREFIX):
+        from .transcript import request_tool_schemas  # only for an MCP call
+
+        sent = request_tool_schemas(
+            payload_text(payload, "transcript_path"), payload_text(payload, "tool_use_id")
+        )
+        schema = sent.get(tool) if sent else None
+    return schema, aliases
 
 
 def _summary(verdict: CallVerdict) -> str:
@@ -135,7 +126,7 @@ def _pre_tool_use(payload: Mapping[str, Any], settings: HookSettings) -> HookAns
         verdict = skipped_verdict("", payload.get("tool_input"), "no tool_name")
         answer = pass_through("the payload has no tool_name")
         return _with_record(answer, call_record(verdict, payload, harness=HARNESS, model=model))
-    schema, aliases = settings.schema_for(tool, CLAUDE_CODE_SCHEMAS, CLAUDE_CODE_ALIASES)
+    schema, aliases = _schema(tool, payload, settings)
     verdict = inspect_call(
         tool,
         payload.get("tool_input"),
@@ -154,10 +145,6 @@ def _pre_tool_use(payload: Mapping[str, Any], settings: HookSettings) -> HookAns
         record = call_record(verdict, payload, harness=HARNESS, model=model)
         return HookAnswer(stdout=dumps_line(out), record=record)
     decision = permission_for(tool, verdict.arguments, payload, settings.permission)
-    if decision == "deny":
-        out = _decision("deny", verdict.guidance())
-        record = call_record(verdict, payload, harness=HARNESS, model=model, denied_repairs=True)
-        return HookAnswer(stdout=dumps_line(out), record=record)
     out = _decision(
         decision, _summary(verdict), updated=verdict.arguments, context=verdict.model_notes()
     )

@@ -51,10 +51,15 @@ PASS_THROUGH: Final = "{}"
 class Permission(enum.Enum):
     """Which permission decision a Claude Code hook attaches to repaired input.
 
-    Claude Code's ``"allow"`` also skips the permission prompt, so a repair hook that
-    always allowed would run commands the user was meant to confirm. ``AUTO`` allows only
-    where Claude Code would not have asked anyway and asks (showing the repaired input)
-    elsewhere; ``ALLOW`` and ``ASK`` force one answer.
+    ``AUTO`` (the default) attaches none: the repaired input goes back as
+    ``updatedInput`` alone, and Claude Code's own permission rules, modes and prompts
+    decide about the repaired call exactly as they would have about the original one
+    (measured with Claude Code 2.1.332: a repaired Read runs, a repaired Write prompts in
+    ``default`` mode, the prompt shows the repaired input, ``dontAsk`` denies what no rule
+    allows, and under ``claude -p`` nothing waits for an answer nobody can give).
+    ``ALLOW`` answers ``"allow"``, which also skips the prompt the user would have seen;
+    ``ASK`` answers ``"ask"``, which forces a prompt, and which Claude Code treats as a
+    denial wherever nobody can answer (``claude -p``, the SDK).
     """
 
     AUTO = "auto"
@@ -78,7 +83,9 @@ class HookSettings:
     ``--schemas``) take precedence over the built-in ones; ``builtin_schemas=False``
     ignores the built-ins. ``profiles`` is a :func:`~streamrepair.profiles.select_profiles`
     spec (default off); ``model`` names the model when the payload does not;
-    ``environ`` is where the model and other defaults are looked up."""
+    ``environ`` is where the model and other defaults are looked up;
+    ``transcript_schemas`` lets the Claude Code hook read the schema of a tool it has
+    none for (an MCP tool) from the session transcript (:mod:`.transcript`)."""
 
     schemas: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     builtin_schemas: bool = True
@@ -86,6 +93,7 @@ class HookSettings:
     model: str | None = None
     permission: Permission = Permission.AUTO
     bridge: Bridge = Bridge.AUTO
+    transcript_schemas: bool = True
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
     def model_for(self, payload: Mapping[str, Any]) -> str:
