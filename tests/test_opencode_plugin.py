@@ -34,9 +34,20 @@ HOST = textwrap.dedent(
     const mod = await import(pathToFileURL(pluginPath).href)
     const plugins = Object.values(mod).filter((v) => typeof v === "function")
     if (plugins.length !== 1) throw new Error("expected one exported plugin")
-    const hooks = await plugins[0]({ project: {}, client: {}, $: null, directory: ".", worktree: "." })
+    // client.tool.list as OpenCode 1.18.33 answers it: {data: [{id, description, parameters}]}
+    const listed = []
+    const client = {
+      tool: {
+        list: async (request) => {
+          listed.push(request)
+          if (process.env.SR_TOOL_LIST === "hang") return new Promise(() => {})
+          return { data: [{ id: "counter", description: "", parameters: { type: "object", properties: { n: { type: "integer" } } } }] }
+        },
+      },
+    }
+    const hooks = await plugins[0]({ project: {}, client, $: null, directory: ".", worktree: "." })
 
-    async function call(tool, args, callID, output = "tool output") {
+    async function call(tool, args, callID, output = "tool output", mcp = false) {
       const outputArgs = { args }
       const before = outputArgs.args
       let error = null
@@ -45,17 +56,20 @@ HOST = textwrap.dedent(
       } catch (e) {
         error = e.message
       }
-      const result = { title: tool, output, metadata: {} }
+      // an MCP tool's result is the MCP content, with no output field
+      const result = mcp ? { content: [{ type: "text", text: output }] } : { title: tool, output, metadata: {} }
       if (error === null) {
         await hooks["tool.execute.after"]({ tool, sessionID: "ses_1", callID, args: outputArgs.args }, result)
       }
-      return { args: outputArgs.args, same: outputArgs.args === before, error, output: result.output }
+      return { args: outputArgs.args, same: outputArgs.args === before, error, output: mcp ? result.content : result.output }
     }
 
     const out = {}
     const started = Date.now()
     if (scenario === "main") {
       await hooks["chat.params"]({ sessionID: "ses_1", model: { id: "deepseek-chat", providerID: "deepseek" }, provider: {} }, {})
+      await hooks["chat.params"]({ sessionID: "ses_1", model: { id: "deepseek-chat", providerID: "deepseek" }, provider: {} }, {})
+      out.listed = listed
       await hooks["tool.definition"]({ toolID: "mcp_tags" }, { description: "", parameters: { type: "object", properties: { tags: { type: "array" } } } })
       await hooks["tool.definition"]({ toolID: "zod_tool" }, { description: "", parameters: { _def: {}, type: "object" } })
       out.read = await call("read", { filePath: "/p/[a.md](http://a.md)", limit: null }, "c1")
@@ -63,6 +77,8 @@ HOST = textwrap.dedent(
       out.clean = await call("bash", { command: "ls", description: "list" }, "c3")
       out.reject = await call("write", { content: 5 }, "c4")
       out.mcp = await call("mcp_tags", { tags: "one" }, "c5")
+      out.listedTool = await call("counter", { n: "3" }, "c8")
+      out.mcpResult = await call("fs_read", { path: "/p/[c.md](http://c.md)" }, "c9", "file text", true)
       out.again = await call("read", { filePath: "/p/b", limit: null }, "c6")
       const big = await call("write", { filePath: "/p/[b.txt](http://b.txt)", content: "\u00e9x".repeat(150000) }, "c7")
       out.big = { filePath: big.args.filePath, length: big.args.content.length, same: big.same }
@@ -73,6 +89,9 @@ HOST = textwrap.dedent(
       process.kill(Number(pids[pids.length - 1]), "SIGKILL")
       await new Promise((r) => setTimeout(r, 300))
       out.second = await call("read", { filePath: "/p/b", limit: null }, "r2")
+    } else if (scenario === "hanging-list") {
+      await hooks["chat.params"]({ sessionID: "ses_1", model: { id: "m", providerID: "p" }, provider: {} }, {})
+      out.read = await call("read", { filePath: "/p/[a.md](http://a.md)" }, "h1")
     } else if (scenario === "unavailable") {
       out.calls = []
       for (let i = 0; i < 6; i++) out.calls.push(await call("read", { filePath: "/p/a", limit: null }, "u" + i))
@@ -151,6 +170,15 @@ def test_plugin_repairs_rejects_and_notes_through_one_helper(
     assert reject["error"].startswith('Invalid input for tool "write". Please correct and retry:')
     assert "$.filePath: required property is missing" in reject["error"]
     assert out["mcp"]["args"] == {"tags": ["one"]}  # schema learnt from tool.definition
+    # the schemas OpenCode reports (client.tool.list), asked for once per model
+    assert out["listed"] == [{"query": {"provider": "deepseek", "model": "deepseek-chat"}}]
+    assert out["listedTool"]["args"] == {"n": 3}
+    # an MCP result has no text output: the note becomes its first content part
+    mcp = out["mcpResult"]
+    assert mcp["args"] == {"path": "/p/c.md"}
+    assert mcp["output"][0]["type"] == "text"
+    assert mcp["output"][0]["text"].startswith("[streamrepair: arguments of fs_read were repaired]")
+    assert mcp["output"][1:] == [{"type": "text", "text": "file text"}]
     # The same lesson is not repeated in the session.
     assert out["again"]["args"] == {"filePath": "/p/b"}
     assert out["again"]["output"] == "tool output"
@@ -168,9 +196,19 @@ def test_plugin_repairs_rejects_and_notes_through_one_helper(
         "repaired",
         "repaired",
         "repaired",
+        "repaired",
+        "repaired",
     ]
     assert {r["model"] for r in log} == {"deepseek/deepseek-chat"}
-    assert sum(r["event"] == "result" for r in log) == 6
+    assert sum(r["event"] == "result" for r in log) == 8
+
+
+def test_a_tool_list_that_never_answers_delays_only_the_first_step(
+    tmp_path: Path, helper_command: list[str]
+) -> None:
+    out = run_host(tmp_path, "hanging-list", helper_command, SR_TOOL_LIST="hang")
+    assert out["read"]["args"] == {"filePath": "/p/a.md"}  # the built-in schema still works
+    assert out["elapsed"] >= 2000  # it waited for the list, then went on without it
 
 
 def test_plugin_restarts_a_helper_that_died(tmp_path: Path, helper_command: list[str]) -> None:

@@ -29,6 +29,7 @@ if _typing.TYPE_CHECKING:
         CLAUDE_CODE_SCHEMAS,
         OPENCODE_ALIASES,
         OPENCODE_SCHEMAS,
+        OPENCODE_SCHEMAS_VERSION,
     )
     from .calls import (
         CallVerdict,
@@ -72,6 +73,7 @@ _EXPORTS: dict[str, str] = {
     "HookSettings": "hooks",
     "OPENCODE_ALIASES": "builtin_schemas",
     "OPENCODE_SCHEMAS": "builtin_schemas",
+    "OPENCODE_SCHEMAS_VERSION": "builtin_schemas",
     "OpenCodeHelper": "opencode",
     "Permission": "hooks",
     "claude_code_hook": "claude_code",
@@ -89,6 +91,7 @@ __all__ = [
     "CLAUDE_CODE_SCHEMAS",
     "OPENCODE_ALIASES",
     "OPENCODE_SCHEMAS",
+    "OPENCODE_SCHEMAS_VERSION",
     "Bridge",
     "CallVerdict",
     "Decision",

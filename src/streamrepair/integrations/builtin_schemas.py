@@ -3,20 +3,25 @@
 The hooks receive a tool's name and arguments but not its schema, and the schema-gated
 rules (``drop_null``, ``parse_json_string``, ``wrap_bare_string``...) need one. These
 tables give it for the harnesses' own tools; tools not listed here (MCP tools, plugins)
-get only the rules that need no schema, unless the user passes schemas with
-``--schemas``.
+get only the rules that need no schema, unless a schema comes from the harness at run
+time or from ``--schemas``.
 
-The schemas are deliberately loose, because a schema stricter than the harness makes the
-hook deny calls the harness would accept: they declare the **type** of every documented
-parameter (that is what the repairs need), require only the parameters a tool cannot run
-without, list no ``enum`` (an unknown value is the harness's to reject) and never forbid
-extra properties (a newer harness version may add parameters).
+**Claude Code**'s are deliberately loose. Claude Code checks a built-in tool's input
+against its own schema before any hook runs (measured with 2.1.332), so these only need
+the **type** of every documented parameter for the rules that apply after that check,
+and must never be stricter than Claude Code's (a stricter one would deny calls Claude
+Code accepts): only the parameters a tool cannot run without are required, no ``enum``,
+extra properties allowed. Sources: Claude Code's hooks reference, "PreToolUse input"
+tables (https://code.claude.com/docs/en/hooks#pretooluse-input), plus the tools it does
+not tabulate, as Claude Code sends them. tests/e2e checks them against the tool list
+the real Claude Code sends.
 
-Sources: Claude Code's hooks reference, "PreToolUse input" tables
-(https://code.claude.com/docs/en/hooks#pretooluse-input), plus the tools it does not
-tabulate (MultiEdit, LS, TodoWrite, NotebookEdit, BashOutput) as Claude Code sends them;
-OpenCode's tool definitions (``packages/opencode/src/tool/*.ts`` in anomalyco/opencode,
-zod ``Parameters`` objects: ``read``, ``edit``, ``bash``, ...).
+**OpenCode**'s are exact: OpenCode runs a plugin's ``tool.execute.before`` on the
+arguments as the model sent them and validates only afterwards, against the same schemas
+it sent the model, so the plugin can use exactly those. They were taken from the
+``tools`` of a request OpenCode :data:`OPENCODE_SCHEMAS_VERSION` sent (descriptions
+dropped; tests/e2e compares them with what the pinned OpenCode sends). At run time the
+plugin asks OpenCode for its current schemas (``client.tool.list``) and uses those first.
 
 Aliases map an expected key to names models trained on the *other* harness use
 (``file_path`` vs ``filePath``); ``rename_alias`` renames one only where the expected key
@@ -33,6 +38,7 @@ __all__ = [
     "CLAUDE_CODE_SCHEMAS",
     "OPENCODE_ALIASES",
     "OPENCODE_SCHEMAS",
+    "OPENCODE_SCHEMAS_VERSION",
 ]
 
 _S: Final = {"type": "string"}
@@ -143,51 +149,137 @@ CLAUDE_CODE_ALIASES: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = {
     "NotebookEdit": {"notebook_path": ("notebookPath", "path")},
 }
 
-_OC_EDIT: Final = _object(
-    {"filePath": _S, "oldString": _S, "newString": _S, "replaceAll": _B},
-    "oldString",
-    "newString",
-)
+# OpenCode's integers carry JavaScript's safe-integer bounds (and counts a lower bound of 0).
+_MAX_SAFE: Final = 9007199254740991
+_COUNT: Final = {"minimum": 0, "type": "integer", "maximum": _MAX_SAFE}
+_LINE: Final = {"minimum": 1, "type": "integer", "maximum": _MAX_SAFE}
+_LSP_OPERATIONS: Final = [
+    "goToDefinition",
+    "findReferences",
+    "hover",
+    "documentSymbol",
+    "workspaceSymbol",
+    "goToImplementation",
+    "prepareCallHierarchy",
+    "incomingCalls",
+    "outgoingCalls",
+]
 
-#: OpenCode's built-in tools, by the ``input.tool`` its plugin hooks receive.
+#: The OpenCode version :data:`OPENCODE_SCHEMAS` was taken from.
+OPENCODE_SCHEMAS_VERSION: Final = "1.18.33"
+
+#: OpenCode's built-in tools, by the ``input.tool`` its plugin hooks receive: the JSON
+#: Schemas OpenCode :data:`OPENCODE_SCHEMAS_VERSION` sends to the model, without their
+#: descriptions. The plugin prefers the ones the running OpenCode reports.
 OPENCODE_SCHEMAS: Final[Mapping[str, Mapping[str, Any]]] = {
-    "read": _object({"filePath": _S, "offset": _N, "limit": _N}, "filePath"),
-    "write": _object({"content": _S, "filePath": _S}, "content", "filePath"),
+    "bash": _object(
+        {
+            "command": _S,
+            "timeout": {
+                "minimum": -_MAX_SAFE,
+                "exclusiveMinimum": 0,
+                "type": "integer",
+                "maximum": _MAX_SAFE,
+            },
+            "workdir": _S,
+        },
+        "command",
+    ),
     "edit": _object(
         {"filePath": _S, "oldString": _S, "newString": _S, "replaceAll": _B},
         "filePath",
         "oldString",
         "newString",
     ),
-    "multiedit": _object(
-        {"filePath": _S, "edits": {"type": "array", "items": _OC_EDIT}}, "filePath", "edits"
-    ),
-    "bash": _object(
-        {"command": _S, "timeout": _N, "workdir": _S, "description": _S},
-        "command",
-    ),
     "glob": _object({"pattern": _S, "path": _S}, "pattern"),
     "grep": _object({"pattern": _S, "path": _S, "include": _S}, "pattern"),
-    "list": _object({"path": _S, "ignore": _STRINGS}),
-    "patch": _object({"patchText": _S}, "patchText"),
-    "apply_patch": _object({"patchText": _S}, "patchText"),
+    "read": _object({"filePath": _S, "offset": _COUNT, "limit": _COUNT}, "filePath"),
+    "skill": _object({"name": _S}, "name"),
+    "task": _object(
+        {
+            "description": _S,
+            "prompt": _S,
+            "subagent_type": _S,
+            "task_id": _S,
+            "command": _S,
+        },
+        "description",
+        "prompt",
+        "subagent_type",
+    ),
     "todowrite": _object(
         {
             "todos": {
                 "type": "array",
                 "items": _object(
-                    {"content": _S, "status": _S, "priority": _S, "id": _S},
-                    "content",
-                    "status",
+                    {"content": _S, "status": _S, "priority": _S}, "content", "status", "priority"
                 ),
             }
         },
         "todos",
     ),
-    "todoread": _object({}),
-    "webfetch": _object({"url": _S, "format": _S, "timeout": _N}, "url"),
-    "websearch": _object({"query": _S, "numResults": _N}, "query"),
-    "task": _object({"description": _S, "prompt": _S, "subagent_type": _S}, "prompt"),
+    "webfetch": _object(
+        {
+            "url": _S,
+            "format": {
+                "type": "string",
+                "enum": ["text", "markdown", "html"],
+                "default": "markdown",
+            },
+            "timeout": _N,
+        },
+        "url",
+    ),
+    "write": _object({"content": _S, "filePath": _S}, "content", "filePath"),
+    "apply_patch": _object({"patchText": _S}, "patchText"),
+    "websearch": _object(
+        {
+            "query": _S,
+            "numResults": _N,
+            "livecrawl": {"type": "string", "enum": ["fallback", "preferred"]},
+            "type": {"type": "string", "enum": ["auto", "fast", "deep"]},
+            "contextMaxCharacters": _N,
+        },
+        "query",
+    ),
+    "lsp": _object(
+        {
+            "operation": {"type": "string", "enum": _LSP_OPERATIONS},
+            "filePath": _S,
+            "line": _LINE,
+            "character": _LINE,
+            "query": _S,
+        },
+        "operation",
+        "filePath",
+        "line",
+        "character",
+    ),
+    "plan_exit": _object({}),
+    "question": _object(
+        {
+            "questions": {
+                "type": "array",
+                "items": _object(
+                    {
+                        "question": _S,
+                        "header": _S,
+                        "options": {
+                            "type": "array",
+                            "items": _object(
+                                {"label": _S, "description": _S}, "label", "description"
+                            ),
+                        },
+                        "multiple": _B,
+                    },
+                    "question",
+                    "header",
+                    "options",
+                ),
+            }
+        },
+        "questions",
+    ),
 }
 
 _OC_PATH_ALIASES: Final = {
@@ -202,5 +294,4 @@ OPENCODE_ALIASES: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = {
     "read": {"filePath": _OC_PATH_ALIASES["filePath"]},
     "write": {"filePath": _OC_PATH_ALIASES["filePath"]},
     "edit": _OC_PATH_ALIASES,
-    "multiedit": {"filePath": _OC_PATH_ALIASES["filePath"]},
 }

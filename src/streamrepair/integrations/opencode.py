@@ -2,9 +2,14 @@
 
 OpenCode loads JavaScript plugins from ``~/.config/opencode/plugins/`` (or a project's
 ``.opencode/plugins/``). Its ``tool.execute.before`` hook receives ``{tool, sessionID,
-callID}`` and ``{args}``, and may change the arguments or throw to stop the call;
-``tool.execute.after`` receives ``{tool, sessionID, callID, args}`` and ``{title, output,
-metadata}`` and may change the output the model reads.
+callID}`` and ``{args}``, and may change the arguments (in place: a reassigned
+``output.args`` is ignored) or throw to stop the call; ``tool.execute.after`` receives
+``{tool, sessionID, callID, args}`` and ``{title, output, metadata}`` (an MCP tool's
+result is ``{content}``) and may change what the model reads. Measured with OpenCode
+1.18.33: ``tool.execute.before`` gets the model's arguments JSON-parsed and nothing
+else (no coercion), and OpenCode validates them against the tool's schema only
+afterwards; arguments that do not parse never reach it (OpenCode turns the call into
+its ``invalid`` tool first).
 
 The plugin (``opencode_plugin.js``, written by ``streamrepair install opencode``) keeps
 **one** ``streamrepair serve opencode`` process per OpenCode process and speaks JSON
@@ -24,7 +29,8 @@ echoed):
 * ``{"op": "after", "tool", "sessionID", "callID", "error"?}`` -> ``{"ok": true}``
   (records the result)
 * ``{"op": "schema", "tool", "schema"}`` -> ``{"ok": true}``: a tool's JSON schema as
-  OpenCode reported it (``tool.definition``), used before the built-in one
+  OpenCode reported it (``client.tool.list``: exactly what it sends the model; or
+  ``tool.definition``'s ``jsonSchema``), used before the built-in one
 * ``{"op": "model", "sessionID", "model"}`` -> ``{"ok": true}``: the session's model
 * anything else -> ``{"error": "..."}``, which the plugin treats as ``pass``.
 """

@@ -6,12 +6,18 @@
 // passes arguments through untouched whenever it is unavailable, slow or confused: a
 // repair layer must never be the reason a tool call fails.
 //
+// Checked with OpenCode 1.18.33 and `tsc --checkJs` against @opencode-ai/plugin's types.
+// The tools' JSON Schemas come from OpenCode itself (client.tool.list: exactly the
+// schemas sent to the model), asked for once per model from chat.params, never during
+// plugin start-up (awaiting the client there deadlocks OpenCode).
+//
 // streamrepair-plugin: v1
 import { spawn } from "node:child_process"
 
 const COMMAND = ["streamrepair", "serve", "opencode"]
 const MAX_RESTARTS = 3
 const MAX_SILENT_ANSWERS = 3 // consecutive timeouts before a stuck helper is replaced
+/** @type {(name: string, fallback: number) => number} */
 const milliseconds = (name, fallback) => {
   const value = Number(process.env[name])
   return Number.isFinite(value) && value > 0 ? value : fallback
@@ -23,7 +29,10 @@ const HELPER_STDERR = process.env.STREAMREPAIR_OPENCODE_DEBUG ? "inherit" : "ign
 const MAX_REQUEST_CHARS = 32 * 1024 * 1024
 const MAX_PENDING_NOTES = 1000
 const MAX_SCHEMAS = 512
+const MAX_LISTED_MODELS = 64
+const TOOL_LIST_TIMEOUT_MS = 2000
 
+/** @type {(v: unknown) => v is Record<string, any>} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
 
 function helperCommand() {
@@ -62,7 +71,7 @@ class Helper {
     try {
       child = spawn(file, args, { stdio: ["pipe", "pipe", HELPER_STDERR], windowsHide: true })
     } catch (error) {
-      this.gone(`cannot start ${file}: ${error.message}`)
+      this.gone(`cannot start ${file}: ${error instanceof Error ? error.message : error}`)
       return false
     }
     this.child = child
@@ -72,13 +81,18 @@ class Helper {
     child.stdin.on("error", () => {})
     child.stdout.setEncoding("utf8")
     child.stdout.on("data", (chunk) => this.receive(chunk))
+    // Never keep OpenCode alive for the helper's sake. The pipes are sockets at run time;
+    // their declared types (Writable, Readable) have no unref.
+    const stdin = /** @type {import("node:net").Socket} */ (child.stdin)
+    const stdout = /** @type {import("node:net").Socket} */ (child.stdout)
     child.unref()
-    child.stdin.unref?.()
-    child.stdout.unref?.()
+    stdin.unref?.()
+    stdout.unref?.()
     for (const [tool, schema] of this.schemas) this.send({ op: "schema", tool, schema })
     return true
   }
 
+  /** @param {string} why @param {import("node:child_process").ChildProcess | null} [child] */
   gone(why, child = this.child) {
     if (child !== this.child) return
     this.child = null
@@ -88,6 +102,7 @@ class Helper {
     console.error(`[streamrepair] ${why}${last ? "; passing tool calls through from now on" : ""}`)
   }
 
+  /** @param {string} chunk */
   receive(chunk) {
     this.buffer += chunk
     let newline
@@ -110,6 +125,7 @@ class Helper {
     }
   }
 
+  /** @param {Record<string, unknown>} message */
   send(message) {
     if (this.child === null) return false
     let line
@@ -127,7 +143,11 @@ class Helper {
     }
   }
 
-  // The helper's reply, or null (unavailable, too slow, or the request could not be sent).
+  /**
+   * The helper's reply, or null (unavailable, too slow, or the request could not be sent).
+   * @param {Record<string, unknown>} message
+   * @returns {Promise<any>}
+   */
   request(message) {
     if (!this.start()) return Promise.resolve(null)
     const id = this.nextId++
@@ -142,7 +162,7 @@ class Helper {
           this.child.kill()
         }
       }, wait)
-      this.pending.set(id, (reply) => {
+      this.pending.set(id, (/** @type {any} */ reply) => {
         clearTimeout(timer)
         resolve(reply)
       })
@@ -154,11 +174,15 @@ class Helper {
     })
   }
 
-  // Fire and forget (telemetry, schemas); only to a helper that is already running.
+  /**
+   * Fire and forget (telemetry, schemas); only to a helper that is already running.
+   * @param {Record<string, unknown>} message
+   */
   notify(message) {
     if (this.child !== null) this.send({ ...message, id: null })
   }
 
+  /** @param {string} tool @param {unknown} schema */
   rememberSchema(tool, schema) {
     if (!this.schemas.has(tool) && this.schemas.size >= MAX_SCHEMAS) return
     this.schemas.set(tool, schema)
@@ -166,6 +190,7 @@ class Helper {
   }
 }
 
+/** @param {unknown} model @param {any} [provider] @returns {string} */
 function modelName(model, provider) {
   if (typeof model === "string") return model
   if (!isObject(model)) return ""
@@ -175,16 +200,42 @@ function modelName(model, provider) {
   return typeof owner === "string" && owner && !id.startsWith(owner + "/") ? `${owner}/${id}` : id
 }
 
+/** @param {unknown} value */
 function isJsonSchema(value) {
   if (!isObject(value) || "_def" in value || "_zod" in value) return false
   return typeof value.type === "string" || isObject(value.properties)
 }
 
-export const StreamRepairPlugin = async () => {
+/**
+ * Prepends the note to what the model reads: the text output of a built-in or plugin
+ * tool, or (an MCP tool's result is {content: [...]}) a first text part.
+ * @param {unknown} output @param {string} note
+ */
+function addNote(output, note) {
+  if (!isObject(output)) return
+  if (typeof output.output === "string" || !Array.isArray(output.content)) {
+    const text = typeof output.output === "string" ? output.output : ""
+    output.output = text ? `${note}\n\n${text}` : note
+  } else {
+    output.content.unshift({ type: "text", text: note })
+  }
+}
+
+/**
+ * `tool.definition`'s output: at run time (OpenCode 1.18.33) it also carries `jsonSchema`,
+ * which @opencode-ai/plugin's types do not declare.
+ * @typedef {{ description: string, parameters: any, jsonSchema?: any }} ToolDefinitionOutput
+ */
+
+/** @type {import("@opencode-ai/plugin").Plugin} */
+export const StreamRepairPlugin = async (input) => {
   const helper = new Helper()
   const notes = new Map()
   const models = new Map()
+  const client = input?.client
+  const listed = new Set()
 
+  /** @type {(sessionID: unknown, model: unknown, provider?: unknown) => void} */
   const rememberModel = (sessionID, model, provider) => {
     const name = modelName(model, provider)
     if (typeof sessionID !== "string" || !name) return
@@ -192,10 +243,39 @@ export const StreamRepairPlugin = async () => {
     helper.notify({ op: "model", sessionID, model: name })
   }
 
+  // The JSON Schemas OpenCode sends this model (built-in and plugin tools; MCP tools are
+  // not listed), once per provider/model, bounded in time.
+  /** @param {any} model */
+  const learnTools = async (model) => {
+    const provider = model?.providerID
+    const id = model?.id ?? model?.modelID
+    if (typeof provider !== "string" || typeof id !== "string") return
+    const key = `${provider}/${id}`
+    if (listed.has(key) || listed.size >= MAX_LISTED_MODELS || typeof client?.tool?.list !== "function") return
+    listed.add(key)
+    let timer
+    const timeout = new Promise((resolve) => {
+      timer = setTimeout(() => resolve(null), TOOL_LIST_TIMEOUT_MS)
+    })
+    try {
+      const answer = await Promise.race([client.tool.list({ query: { provider, model: id } }), timeout])
+      const tools = Array.isArray(answer?.data) ? answer.data : Array.isArray(answer) ? answer : []
+      for (const tool of tools) {
+        if (typeof tool?.id === "string" && isJsonSchema(tool.parameters)) {
+          helper.rememberSchema(tool.id, JSON.parse(JSON.stringify(tool.parameters)))
+        }
+      }
+    } catch {
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
   return {
     "chat.params": async (input) => {
       try {
         rememberModel(input?.sessionID, input?.model, input?.provider)
+        await learnTools(input?.model)
       } catch {}
     },
     "chat.message": async (input) => {
@@ -203,8 +283,9 @@ export const StreamRepairPlugin = async () => {
         rememberModel(input?.sessionID, input?.model)
       } catch {}
     },
-    "tool.definition": async (input, output) => {
+    "tool.definition": async (input, definition) => {
       try {
+        const output = /** @type {ToolDefinitionOutput} */ (definition)
         const schema = isJsonSchema(output?.jsonSchema) ? output.jsonSchema : output?.parameters
         if (typeof input?.toolID === "string" && isJsonSchema(schema)) {
           helper.rememberSchema(input.toolID, JSON.parse(JSON.stringify(schema)))
@@ -234,7 +315,8 @@ export const StreamRepairPlugin = async () => {
           }
         }
       } catch (error) {
-        console.error(`[streamrepair] tool.execute.before: ${error?.message ?? error}; passed through`)
+        const why = error instanceof Error ? error.message : error
+        console.error(`[streamrepair] tool.execute.before: ${why}; passed through`)
         return
       }
       if (reply.action === "reject" && typeof reply.message === "string") {
@@ -246,10 +328,7 @@ export const StreamRepairPlugin = async () => {
         const note = notes.get(input?.callID)
         if (note !== undefined) {
           notes.delete(input.callID)
-          if (isObject(output)) {
-            const text = typeof output.output === "string" ? output.output : ""
-            output.output = text ? `${note}\n\n${text}` : note
-          }
+          addNote(output, note)
         }
         const error = isObject(output?.metadata) && output.metadata.error !== undefined
         helper.notify({
