@@ -244,8 +244,9 @@ def _npm_install(dest: Path, packages: Sequence[str]) -> None:
     if npm is None:
         raise RuntimeError("npm is not on PATH")
     dest.mkdir(parents=True, exist_ok=True)
+    quiet = ["--no-save", "--no-audit", "--no-fund", "--loglevel=error"]
     subprocess.run(
-        [npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(dest), *packages],
+        [npm, "install", *quiet, "--prefix", str(dest), *packages],
         check=True,
         timeout=_NPM_TIMEOUT,
         stdout=subprocess.DEVNULL,

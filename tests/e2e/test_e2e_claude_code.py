@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,9 +95,7 @@ def _script(project: Path) -> list[Any]:
     ]
 
 
-def _run(
-    root: Path, claude: Path, *, hook: bool, mode: str, script: str = "all"
-) -> Iterator[Outcome]:
+def _run(root: Path, claude: Path, *, hook: bool, mode: str, script: str = "all") -> Outcome:
     project, home = root / "project", root / "home"
     project.mkdir(parents=True)
     home.mkdir()
@@ -128,17 +125,17 @@ def _run(
             record = json.loads(line)
             if record.get("name") == "echo":
                 calls.append(record["arguments"])
-    yield Outcome(run=run, project=project, home=home, mcp_calls=calls)
+    return Outcome(run=run, project=project, home=home, mcp_calls=calls)
 
 
 @pytest.fixture(scope="module")
-def control(claude: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcome]:
-    yield from _run(tmp_path_factory.mktemp("control"), claude, hook=False, mode="acceptEdits")
+def control(claude: Path, tmp_path_factory: pytest.TempPathFactory) -> Outcome:
+    return _run(tmp_path_factory.mktemp("control"), claude, hook=False, mode="acceptEdits")
 
 
 @pytest.fixture(scope="module")
-def hooked(claude: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcome]:
-    yield from _run(tmp_path_factory.mktemp("hooked"), claude, hook=True, mode="acceptEdits")
+def hooked(claude: Path, tmp_path_factory: pytest.TempPathFactory) -> Outcome:
+    return _run(tmp_path_factory.mktemp("hooked"), claude, hook=True, mode="acceptEdits")
 
 
 # ------------------------------------------------------------------ the control run
@@ -227,7 +224,7 @@ def test_telemetry_records_each_call_and_its_result(hooked: Outcome) -> None:
 def test_a_repair_never_skips_a_permission_prompt(claude: Path, tmp_path: Path) -> None:
     # default mode under -p: nobody can approve a Write, with or without the hook; the
     # denial names the repaired path, and nothing is written anywhere
-    (outcome,) = _run(tmp_path, claude, hook=True, mode="default", script="write")
+    outcome = _run(tmp_path, claude, hook=True, mode="default", script="write")
     result = outcome.result_of(0)
     assert result.is_error
     assert f"permissions to write to {outcome.project}/new.md" in result.text
