@@ -29,6 +29,7 @@ from ccharness import (
     tool_turn,
     write_mcp_config,
 )
+from streamrepair.integrations import CLAUDE_CODE_SCHEMAS
 
 HERE = Path(__file__).resolve().parent
 SRC = str(Path(streamrepair.__file__).resolve().parent.parent)
@@ -229,3 +230,23 @@ def test_a_repair_never_skips_a_permission_prompt(claude: Path, tmp_path: Path) 
     assert result.is_error
     assert f"permissions to write to {outcome.project}/new.md" in result.text
     assert outcome.files() == ["notes.md"]
+
+
+def test_the_builtin_schemas_are_never_stricter_than_claude_codes(control: Outcome) -> None:
+    # Claude Code validates its built-in tools before any hook: the hook's (loose) schemas
+    # must accept everything Claude Code's accept, or the hook would deny valid calls.
+    first = control.run.main_requests[0]
+    checked = 0
+    for name, ours in CLAUDE_CODE_SCHEMAS.items():
+        theirs = first.tool_schema(name)
+        if theirs is None:
+            continue  # not sent by this version (or deferred)
+        checked += 1
+        assert set(ours.get("required", ())) <= set(theirs.get("required", ())), name
+        for key, prop in ours["properties"].items():
+            assert key in theirs["properties"], f"{name}.{key} is not a Claude Code parameter"
+            wanted = theirs["properties"][key].get("type")
+            if wanted is not None and prop.get("type") is not None:
+                looser = (prop["type"], wanted) == ("number", "integer")
+                assert prop["type"] == wanted or looser, f"{name}.{key}: {prop['type']} vs {wanted}"
+    assert checked >= 4
