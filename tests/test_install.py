@@ -217,3 +217,100 @@ def test_file_mode_is_kept(tmp_path: Path) -> None:
     plan_hook_settings(path, command=COMMAND, harness="claude-code").apply()
     assert path.stat().st_mode & 0o777 == 0o600
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+# ------------------------------------------------------------------ Hermes
+
+
+def fake_hermes(bin_dir: Path, *, imports: bool, fails: bool = False) -> Path:
+    """A ``hermes`` command whose interpreter (its #! line) logs the arguments it gets,
+    answers like ``hermes plugins enable``, and fails ``-c`` (an import check) unless
+    ``imports``."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    python = bin_dir / "python-fake"
+    python.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = "-c" ]; then exit {0 if imports else 1}; fi\n'
+        f'echo "$@" >> "{bin_dir}/calls.log"\n'
+        f'echo "HOME=$HERMES_HOME PROJECT=$HERMES_ENABLE_PROJECT_PLUGINS" >> "{bin_dir}/calls.log"\n'
+        + ("echo boom >&2; exit 3\n" if fails else 'echo "Plugin streamrepair enabled."\n')
+    )
+    python.chmod(0o755)
+    hermes = bin_dir / "hermes"
+    hermes.write_text(f"#!{python}\n")
+    hermes.chmod(0o755)
+    return bin_dir / "calls.log"
+
+
+def install_hermes(home: Path, *args: str, path: str = "/usr/bin:/bin", **env: str) -> Any:
+    return run_cli("install", "hermes", *args, env={**cli_env(home), "PATH": path, **env}, cwd=home)
+
+
+def test_hermes_install_writes_the_plugin_and_enables_it_with_hermes(tmp_path: Path) -> None:
+    calls = fake_hermes(tmp_path / "bin", imports=True)
+    hermes_home = tmp_path / "hh"
+    done = install_hermes(
+        tmp_path, path=f"{tmp_path / 'bin'}:/usr/bin:/bin", HERMES_HOME=str(hermes_home)
+    )
+    assert done.returncode == 0, done.stderr
+    plugin = hermes_home / "plugins" / "streamrepair"
+    manifest = (plugin / "plugin.yaml").read_text()
+    assert "name: streamrepair\n" in manifest
+    assert "kind: standalone\n" in manifest
+    init = (plugin / "__init__.py").read_text()
+    assert "from streamrepair.integrations.hermes_plugin import register" in init
+    compile(init, "__init__.py", "exec")
+    out = done.stdout.decode()
+    assert "Plugin streamrepair enabled." in out
+    logged = calls.read_text().splitlines()
+    assert logged[0].endswith("hermes plugins enable streamrepair --no-allow-tool-override")
+    assert logged[1] == f"HOME={hermes_home} PROJECT="
+    assert b"cannot import streamrepair" not in done.stderr
+    again = install_hermes(
+        tmp_path, path=f"{tmp_path / 'bin'}:/usr/bin:/bin", HERMES_HOME=str(hermes_home)
+    )
+    assert again.stdout.decode().count("already up to date") == 2
+
+
+def test_hermes_install_says_when_hermes_cannot_import_streamrepair(tmp_path: Path) -> None:
+    fake_hermes(tmp_path / "bin", imports=False)
+    done = install_hermes(tmp_path, path=f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    assert done.returncode == 0
+    assert (tmp_path / ".hermes" / "plugins" / "streamrepair" / "plugin.yaml").exists()
+    assert b"cannot import streamrepair, so the plugin stays inactive" in done.stderr
+
+
+def test_hermes_install_reports_a_failed_enable(tmp_path: Path) -> None:
+    fake_hermes(tmp_path / "bin", imports=True, fails=True)
+    done = install_hermes(tmp_path, path=f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    assert done.returncode == 1
+    assert b"failed:\nboom" in done.stderr
+
+
+def test_hermes_install_without_hermes_or_with_no_enable_says_what_to_run(tmp_path: Path) -> None:
+    done = install_hermes(tmp_path)
+    assert done.returncode == 0
+    assert (
+        "Then enable it (hermes is not on PATH here): "
+        "hermes plugins enable streamrepair --no-allow-tool-override"
+    ) in done.stdout.decode()
+    calls = fake_hermes(tmp_path / "bin", imports=True)
+    done = install_hermes(tmp_path, "--no-enable", path=f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    assert "Then enable it (not run)" in done.stdout.decode()
+    assert not calls.exists()
+
+
+def test_hermes_project_scope_and_a_foreign_plugin(tmp_path: Path) -> None:
+    calls = fake_hermes(tmp_path / "bin", imports=True)
+    done = install_hermes(tmp_path, "--project", path=f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / ".hermes" / "plugins" / "streamrepair" / "__init__.py").exists()
+    assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in done.stdout.decode()
+    assert calls.read_text().splitlines()[1].endswith("PROJECT=1")
+    foreign = tmp_path / "hh" / "plugins" / "streamrepair" / "plugin.yaml"
+    foreign.parent.mkdir(parents=True)
+    foreign.write_text("name: streamrepair\n")
+    done = install_hermes(tmp_path, HERMES_HOME=str(tmp_path / "hh"))
+    assert done.returncode == 1
+    assert b"is not streamrepair's plugin" in done.stderr
+    assert foreign.read_text() == "name: streamrepair\n"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,12 +20,15 @@ from typing import IO, Any, Final
 from ..errors import InstallError
 from ..integrations.hooks import MAX_PAYLOAD_BYTES
 from ..integrations.install import (
+    HERMES_ENABLE_COMMAND,
     InstallPlan,
     claude_code_settings_path,
     dsh_bridge_snippet,
     helper_command,
+    hermes_plugin_dir,
     hook_command,
     opencode_plugin_dir,
+    plan_hermes_plugin,
     plan_hook_settings,
     plan_opencode_plugin,
 )
@@ -67,7 +72,9 @@ def register(subparsers: Any) -> None:
         "install",
         help="register the hooks or the plugin of a harness (idempotent; shows the diff)",
     )
-    install.add_argument("harness", choices=["claude-code", "deepseek-harness", "opencode"])
+    install.add_argument(
+        "harness", choices=["claude-code", "deepseek-harness", "opencode", "hermes"]
+    )
     scope = install.add_mutually_exclusive_group()
     scope.add_argument(
         "--user",
@@ -92,6 +99,12 @@ def register(subparsers: Any) -> None:
     install.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
     install.add_argument(
         "--force", action="store_true", help="replace a plugin file that is not streamrepair's"
+    )
+    install.add_argument(
+        "--no-enable",
+        dest="enable",
+        action="store_false",
+        help="hermes: write the plugin but do not run `hermes plugins enable streamrepair`",
     )
     install.set_defaults(handler=_run_install, scope="user")
 
@@ -196,6 +209,13 @@ def _run_install(args: argparse.Namespace) -> int:
             _show(plan, args.dry_run)
             print(f"\nAdd this row to {base / 'cordis.patch.yml'} (then restart dsh):\n")
             print(dsh_bridge_snippet(path), end="")
+        elif args.harness == "hermes":
+            directory = hermes_plugin_dir(
+                args.scope, home=home, project=project, environ=os.environ
+            )
+            for plan in plan_hermes_plugin(directory, force=args.force):
+                _show(plan, args.dry_run)
+            return _enable_hermes(args.scope, project, dry_run=args.dry_run or not args.enable)
         else:
             directory = opencode_plugin_dir(
                 args.scope, home=home, project=project, environ=os.environ
@@ -205,6 +225,67 @@ def _run_install(args: argparse.Namespace) -> int:
     except (InstallError, OSError) as exc:
         print(f"streamrepair install: {exc}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _script_python(script: str) -> str | None:
+    """The interpreter a console script runs with (its ``#!`` line), if it names one."""
+    try:
+        with open(script, "rb") as handle:
+            first = handle.readline(4096).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    if not first.startswith("#!"):
+        return None
+    words = first[2:].split()
+    return words[0] if words and os.path.isabs(words[0]) and "python" in words[0] else None
+
+
+def _enable_hermes(scope: str, project: Path, *, dry_run: bool) -> int:
+    """List the plugin in Hermes's ``plugins.enabled`` with Hermes's own command, and
+    check that Hermes's Python can import streamrepair."""
+    command = " ".join(HERMES_ENABLE_COMMAND)
+    env = dict(os.environ)
+    if scope == "project":
+        env["HERMES_ENABLE_PROJECT_PLUGINS"] = "1"
+        print("Hermes loads project plugins only with HERMES_ENABLE_PROJECT_PLUGINS=1.")
+    hermes = shutil.which("hermes")
+    if dry_run or hermes is None:
+        why = "not run" if dry_run else "hermes is not on PATH here"
+        print(f"Then enable it ({why}): {command}")
+        return 0
+    done = subprocess.run(
+        [hermes, *HERMES_ENABLE_COMMAND[1:]],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project,
+        timeout=300,
+        check=False,
+    )
+    sys.stdout.write(done.stdout)
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.strip().splitlines()[-5:])
+        print(f"streamrepair install: `{command}` failed:\n{tail}", file=sys.stderr)
+        return 1
+    python = _script_python(hermes)
+    if python is not None:
+        check = subprocess.run(
+            [python, "-c", "import streamrepair.integrations.hermes_plugin"],
+            capture_output=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+        if check.returncode != 0:
+            print(
+                f"warning: Hermes's Python ({python}) cannot import streamrepair, so the "
+                f"plugin stays inactive: install it there ({python} -m pip install "
+                "streamrepair, or pipx inject hermes-agent streamrepair, or uv tool install "
+                "hermes-agent --with streamrepair)",
+                file=sys.stderr,
+            )
     return 0
 
 

@@ -9,8 +9,9 @@ the tools of Claude Code, DeepSeek Harness, OpenCode and Hermes.
   session transcript.
 * :class:`OpenCodeHelper` is the long-lived process behind the OpenCode plugin
   (``streamrepair serve opencode``; the plugin file comes from :func:`plugin_source`).
-* :class:`HermesRepairs` carries repairs from dispatch to the tool result in a
-  Hermes-shaped harness.
+* :class:`HermesPlugin` is the Hermes Agent plugin (``tool_request`` middleware and
+  hooks, registered by :func:`.hermes_plugin.register`); :class:`HermesRepairs` carries
+  repairs from dispatch to the tool result in a harness shaped like Hermes.
 * :mod:`.install` writes the settings entries and the plugin file
   (``streamrepair install``).
 
@@ -47,6 +48,9 @@ if _typing.TYPE_CHECKING:
     from .hermes import (
         HermesRepairs,
     )
+    from .hermes_plugin import (
+        HermesPlugin,
+    )
     from .hooks import (
         Bridge,
         HookAnswer,
@@ -68,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "CLAUDE_CODE_SCHEMAS": "builtin_schemas",
     "CallVerdict": "calls",
     "Decision": "calls",
+    "HermesPlugin": "hermes_plugin",
     "HermesRepairs": "hermes",
     "HookAnswer": "hooks",
     "HookSettings": "hooks",
@@ -95,6 +100,7 @@ __all__ = [
     "Bridge",
     "CallVerdict",
     "Decision",
+    "HermesPlugin",
     "HermesRepairs",
     "HookAnswer",
     "HookSettings",

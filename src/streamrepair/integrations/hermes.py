@@ -1,23 +1,26 @@
-"""Hermes Agent: the two calls, carried from dispatch to the tool result.
+"""Repairs carried from dispatch to the tool result, for a loop shaped like Hermes's.
 
-Hermes (NousResearch/hermes-agent) has no configuration switch for argument repair; the
-tool-repair skill asks for two edits in harness code: repair the arguments in
-``sanitize_tool_call_arguments`` (``agent/agent_runtime_helpers.py``) once ``json.loads``
-has accepted them, and append the repair notes in ``make_tool_result_message``
-(``agent/tool_dispatch_helpers.py``). The two run at different times, so the notes have
-to be carried from one to the other: :class:`HermesRepairs` does that, keyed by tool-call
-id, in bounded memory.
+For Hermes Agent itself use the plugin (:mod:`.hermes_plugin`, ``streamrepair install
+hermes``): it sits on Hermes's pre-dispatch seam. The two edits the tool-repair skill
+asks for, which this class was first written for, are in the wrong places (measured in
+hermes-agent 0.19.0): ``sanitize_tool_call_arguments`` runs over the history while the
+*next* request is built, after the previous response's tools already ran, so it cannot
+stop a call; ``make_tool_result_message(name, content, tool_call_id, *,
+effect_disposition=None)`` gets no history and its ``content`` may be a list of parts.
 
-* :meth:`HermesRepairs.repair_call` at the first place: repairs one OpenAI-format tool
-  call (``{"id", "function": {"name", "arguments"}}``) in place, writing the repaired
-  JSON back only when something changed, and says whether it may be dispatched;
-* :meth:`HermesRepairs.result_content` at the second: the tool result with the notes
-  appended once per conversation (or, for a call that must not run, the feedback);
+:class:`HermesRepairs` remains for a harness of one's own with the same two points (a
+place where a parsed call can be rewritten before it runs, and one where its string
+result is built), keyed by tool-call id, in bounded memory:
+
+* :meth:`HermesRepairs.repair_call` before dispatch: repairs one OpenAI-format tool call
+  (``{"id", "function": {"name", "arguments"}}``) in place, writing the repaired JSON
+  back only when something changed, and says whether it may be dispatched;
+* :meth:`HermesRepairs.result_content` where the result is built: the tool result with
+  the notes appended once per conversation (or, for a call that must not run, the
+  feedback);
 * :meth:`HermesRepairs.observe` is the better path: feed it the stream layer's events
   (``iter_events(stream, tools=tools)``), so a truncated or unrepairable call is never
   dispatched at all and a ready call's schema repairs are noted the same way.
-
-See docs/integrations/hermes.md for both wirings.
 """
 
 from __future__ import annotations

@@ -8,8 +8,11 @@ Existing content is never clobbered:
   command runs ``streamrepair ... hook <harness>`` are updated, an entry is added where
   there is none, and everything else (other hooks, other settings) is kept. A second run
   changes nothing. A settings file that is not a JSON object is an error, not overwritten.
-* The OpenCode plugin file is replaced only when it is ours (it carries the
-  ``streamrepair-plugin:`` marker), unless ``force`` is given.
+* The OpenCode plugin file and the Hermes plugin directory's files are replaced only
+  when they are ours (they carry the ``streamrepair-plugin:`` marker), unless ``force``
+  is given. Hermes loads a plugin only once it is listed in ``plugins.enabled`` of its
+  ``config.yaml``; that edit is left to Hermes's own ``hermes plugins enable`` (the
+  command line runs it), which knows the file's other rules.
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from .._version import __version__
 from ..errors import InstallError
 from .opencode import plugin_source
 
 __all__ = [
+    "HERMES_ENABLE_COMMAND",
+    "HERMES_PLUGIN_NAME",
     "HOOK_TIMEOUT_SECONDS",
     "PLUGIN_FILE",
     "PLUGIN_MARKER",
@@ -36,8 +42,10 @@ __all__ = [
     "claude_code_settings_path",
     "dsh_bridge_snippet",
     "helper_command",
+    "hermes_plugin_dir",
     "hook_command",
     "opencode_plugin_dir",
+    "plan_hermes_plugin",
     "plan_hook_settings",
     "plan_opencode_plugin",
 ]
@@ -48,6 +56,17 @@ HOOK_TIMEOUT_SECONDS: Final = 30
 PLUGIN_MARKER: Final = "streamrepair-plugin:"
 #: The OpenCode plugin's file name.
 PLUGIN_FILE: Final = "streamrepair.js"
+#: The Hermes plugin's name (its directory under ``plugins/`` and its manifest name).
+HERMES_PLUGIN_NAME: Final = "streamrepair"
+#: Hermes's own command that lists a plugin in ``plugins.enabled`` (the plugin replaces
+#: no built-in tool, so the privileged override is declined without a prompt).
+HERMES_ENABLE_COMMAND: Final = (
+    "hermes",
+    "plugins",
+    "enable",
+    HERMES_PLUGIN_NAME,
+    "--no-allow-tool-override",
+)
 _MAX_SETTINGS_BYTES: Final = 16 * 2**20
 
 
@@ -218,3 +237,69 @@ def dsh_bridge_snippet(hooks_file: Path) -> str:
         "  config:\n"
         f"    configPath: {json.dumps(str(hooks_file))}\n"
     )
+
+
+def hermes_plugin_dir(scope: str, *, home: Path, project: Path, environ: Mapping[str, str]) -> Path:
+    """``$HERMES_HOME/plugins/streamrepair`` (``~/.hermes``) for ``"user"``;
+    ``<project>/.hermes/plugins/streamrepair`` for ``"project"`` (Hermes loads those
+    only with ``HERMES_ENABLE_PROJECT_PLUGINS=1``)."""
+    if scope == "user":
+        configured = environ.get("HERMES_HOME", "").strip()
+        base = Path(configured).expanduser() if configured else home / ".hermes"
+        return base / "plugins" / HERMES_PLUGIN_NAME
+    if scope == "project":
+        return project / ".hermes" / "plugins" / HERMES_PLUGIN_NAME
+    raise ValueError(f"scope must be 'user' or 'project', not {scope!r}")
+
+
+_HERMES_HEADER: Final = (
+    f"# {PLUGIN_MARKER} v1 (written by `streamrepair install hermes`; "
+    "see docs/integrations/hermes.md)\n"
+)
+_HERMES_MANIFEST: Final = """\
+name: streamrepair
+version: "{version}"
+description: Repairs tool-call arguments against the tool's schema before Hermes runs them.
+author: streamrepair developers
+kind: standalone
+provides_hooks: [pre_tool_call, transform_tool_result]
+"""
+_HERMES_INIT: Final = '''\
+"""streamrepair for Hermes Agent: repairs tool-call arguments before Hermes runs them.
+
+The plugin is streamrepair.integrations.hermes_plugin, which must be importable by the
+Python that runs Hermes (install streamrepair into Hermes's environment).
+"""
+
+try:
+    from streamrepair.integrations.hermes_plugin import register
+except ImportError as _error:  # Hermes goes on as if the plugin were absent
+    import logging as _logging
+
+    _REASON = str(_error)
+
+    def register(ctx):
+        _logging.getLogger("streamrepair.hermes").warning(
+            "streamrepair plugin inactive: %s (install streamrepair into Hermes's Python)",
+            _REASON,
+        )
+'''
+
+
+def plan_hermes_plugin(directory: Path, *, force: bool = False) -> list[InstallPlan]:
+    """The Hermes directory plugin in ``directory``: ``plugin.yaml`` and ``__init__.py``.
+    Raises :class:`InstallError` when a file there is not streamrepair's (unless
+    ``force``)."""
+    plans = []
+    for name, text in (
+        ("plugin.yaml", _HERMES_MANIFEST.format(version=__version__)),
+        ("__init__.py", _HERMES_INIT),
+    ):
+        path = directory / name
+        before = _read(path)
+        if before is not None and PLUGIN_MARKER not in before and not force:
+            raise InstallError(
+                f"{path} exists and is not streamrepair's plugin; use --force to replace it"
+            )
+        plans.append(InstallPlan(path=path, before=before, after=_HERMES_HEADER + text))
+    return plans
