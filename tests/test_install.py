@@ -314,3 +314,23 @@ def test_hermes_project_scope_and_a_foreign_plugin(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert b"is not streamrepair's plugin" in done.stderr
     assert foreign.read_text() == "name: streamrepair\n"
+
+
+def test_install_can_name_a_schema_file_for_the_hook(tmp_path: Path) -> None:
+    schemas = tmp_path / "dsh-tools.json"
+    schemas.write_text(json.dumps({"readFile": {"type": "object"}}))
+    code, _, err = install(
+        tmp_path, "deepseek-harness", "--schemas", "dsh-tools.json", cwd=tmp_path
+    )
+    assert code == 0, err
+    hooks = json.loads((tmp_path / ".dsh" / "streamrepair" / "hooks.json").read_text())
+    (entry,) = our_entries(hooks, "PreToolUse")
+    assert shlex.split(entry["command"])[-3:] == ["deepseek-harness", "--schemas", str(schemas)]
+    # a second install without it puts the plain command back, in place
+    install(tmp_path, "deepseek-harness", cwd=tmp_path)
+    hooks = json.loads((tmp_path / ".dsh" / "streamrepair" / "hooks.json").read_text())
+    (entry,) = our_entries(hooks, "PreToolUse")
+    assert entry["command"] == hook_command("deepseek-harness")
+    code, _, err = install(tmp_path, "opencode", "--schemas", "x.json")
+    assert code == 2
+    assert "--schemas is for the hooks" in err

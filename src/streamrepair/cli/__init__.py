@@ -30,6 +30,7 @@ _SUBCOMMAND_MODULES: tuple[str, ...] = (
     "streamrepair.cli.replay",
     "streamrepair.cli.hook",
     "streamrepair.cli.integrations",
+    "streamrepair.cli.schemas",
 )
 # Which module registers each command, so that running one command imports only its
 # module: a harness hook runs once per tool call and should not pay for the stream layer.
@@ -40,6 +41,7 @@ _COMMANDS: dict[str, str] = {
     "serve": "streamrepair.cli.integrations",
     "install": "streamrepair.cli.integrations",
     "stats": "streamrepair.cli.integrations",
+    "schemas": "streamrepair.cli.schemas",
 }
 
 

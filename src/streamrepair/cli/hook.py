@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..integrations.calls import load_schemas
+from ..integrations.calls import load_schema_files
 from ..integrations.hooks import (
     MAX_PAYLOAD_BYTES,
     Bridge,
@@ -114,7 +114,11 @@ def settings_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--schemas",
         metavar="FILE",
-        help="JSON file of tool schemas (tool list, or name -> schema); also $STREAMREPAIR_SCHEMAS",
+        help=(
+            "JSON file(s) of tool schemas, joined by ':' (a tool list, a request body, an MCP "
+            "tools/list result, name -> schema, or `streamrepair schemas` output); also "
+            "$STREAMREPAIR_SCHEMAS"
+        ),
     )
     parser.add_argument(
         "--no-builtin-schemas",
@@ -206,7 +210,7 @@ def settings(
     schema_file = getattr(options, "schemas", None) or environ.get("STREAMREPAIR_SCHEMAS", "")
     if schema_file:
         try:
-            schemas = dict(load_schemas(schema_file))
+            schemas = load_schema_files(schema_file)
         except (OSError, ValueError) as exc:
             warn(f"streamrepair: schemas not loaded ({exc}); using the built-in ones")
     profiles = getattr(options, "profiles", None) or environ.get("STREAMREPAIR_PROFILES") or None

@@ -101,6 +101,14 @@ def register(subparsers: Any) -> None:
         "--force", action="store_true", help="replace a plugin file that is not streamrepair's"
     )
     install.add_argument(
+        "--schemas",
+        metavar="FILE",
+        help=(
+            "claude-code, deepseek-harness: the hook reads these tool schemas (see "
+            "`streamrepair schemas`); the path is made absolute"
+        ),
+    )
+    install.add_argument(
         "--no-enable",
         dest="enable",
         action="store_false",
@@ -193,18 +201,32 @@ def _show(plan: InstallPlan, dry_run: bool) -> None:
 def _run_install(args: argparse.Namespace) -> int:
     home = Path.home()
     project = Path(args.project_dir).resolve()
+    options: list[str] = []
+    if args.schemas:
+        if args.harness not in ("claude-code", "deepseek-harness"):
+            print(
+                f"streamrepair install: --schemas is for the hooks, not {args.harness}",
+                file=sys.stderr,
+            )
+            return 2
+        options = [
+            "--schemas",
+            os.pathsep.join(str(Path(p).resolve()) for p in args.schemas.split(os.pathsep) if p),
+        ]
     try:
         if args.harness == "claude-code":
             path = claude_code_settings_path(args.scope, home=home, project=project)
             plan = plan_hook_settings(
-                path, command=hook_command("claude-code"), harness="claude-code"
+                path, command=hook_command("claude-code", options=options), harness="claude-code"
             )
             _show(plan, args.dry_run)
         elif args.harness == "deepseek-harness":
             base = home / ".dsh" if args.scope == "user" else project / ".dsh"
             path = base / "streamrepair" / "hooks.json"
             plan = plan_hook_settings(
-                path, command=hook_command("deepseek-harness"), harness="deepseek-harness"
+                path,
+                command=hook_command("deepseek-harness", options=options),
+                harness="deepseek-harness",
             )
             _show(plan, args.dry_run)
             print(f"\nAdd this row to {base / 'cordis.patch.yml'} (then restart dsh):\n")

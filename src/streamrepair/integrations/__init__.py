@@ -36,6 +36,7 @@ if _typing.TYPE_CHECKING:
         CallVerdict,
         Decision,
         inspect_call,
+        load_schema_files,
         load_schemas,
         resolve_model,
     )
@@ -57,6 +58,9 @@ if _typing.TYPE_CHECKING:
         HookSettings,
         Permission,
         parse_payload,
+    )
+    from .mcp import (
+        list_mcp_tools,
     )
     from .opencode import (
         OpenCodeHelper,
@@ -84,6 +88,8 @@ _EXPORTS: dict[str, str] = {
     "claude_code_hook": "claude_code",
     "deepseek_harness_hook": "deepseek_harness",
     "inspect_call": "calls",
+    "list_mcp_tools": "mcp",
+    "load_schema_files": "calls",
     "load_schemas": "calls",
     "parse_payload": "hooks",
     "plugin_source": "opencode",
@@ -109,6 +115,8 @@ __all__ = [
     "claude_code_hook",
     "deepseek_harness_hook",
     "inspect_call",
+    "list_mcp_tools",
+    "load_schema_files",
     "load_schemas",
     "parse_payload",
     "plugin_source",

@@ -41,6 +41,7 @@ __all__ = [
     "CallVerdict",
     "Decision",
     "inspect_call",
+    "load_schema_files",
     "load_schemas",
     "resolve_model",
     "skipped_verdict",
@@ -264,9 +265,11 @@ def inspect_call(
 
 
 def load_schemas(path: str | os.PathLike[str]) -> dict[str, Mapping[str, Any]]:
-    """Tool schemas from a JSON file: an object mapping tool names to parameter schemas,
-    or a tool list in OpenAI, Responses or Anthropic format. Raises ``ValueError`` when
-    the file is not one of those (``OSError`` when it cannot be read)."""
+    """Tool schemas from a JSON file: an object mapping tool names to parameter schemas;
+    a tool list in OpenAI, Responses, Anthropic or MCP format; or an object whose
+    ``"tools"`` is such a list (a saved model request body, an MCP ``tools/list``
+    result, the output of ``streamrepair schemas``). Raises ``ValueError`` when the file
+    is not one of those (``OSError`` when it cannot be read)."""
     with open(path, "rb") as handle:
         data = handle.read(MAX_SCHEMA_FILE_BYTES + 1)
     if len(data) > MAX_SCHEMA_FILE_BYTES:
@@ -275,11 +278,30 @@ def load_schemas(path: str | os.PathLike[str]) -> dict[str, Mapping[str, Any]]:
         parsed = json.loads(data)
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"{os.fspath(path)} is not JSON: {exc}") from None
+    if isinstance(parsed, dict) and isinstance(parsed.get("tools"), list):
+        parsed = parsed["tools"]
     if isinstance(parsed, list):
-        return tool_schemas(parsed)
+        try:
+            return tool_schemas(parsed)
+        except ValueError as exc:
+            raise ValueError(f"{os.fspath(path)}: {exc}") from None
     if isinstance(parsed, dict) and all(isinstance(v, (dict, bool)) for v in parsed.values()):
         return {str(k): v for k, v in parsed.items() if isinstance(v, dict)}
-    raise ValueError(f"{os.fspath(path)} must hold a tool list or an object of tool name -> schema")
+    raise ValueError(
+        f"{os.fspath(path)} must hold a tool list, an object with a tools list, "
+        "or an object of tool name -> schema"
+    )
+
+
+def load_schema_files(spec: str) -> dict[str, Mapping[str, Any]]:
+    """The schemas of every file in ``spec``, a list of paths joined by ``os.pathsep``
+    (``a.json:b.json``), merged: a tool in a later file replaces the same tool in an
+    earlier one. Raises like :func:`load_schemas` for the first file that fails."""
+    merged: dict[str, Mapping[str, Any]] = {}
+    for path in spec.split(os.pathsep):
+        if path.strip():
+            merged.update(load_schemas(path.strip()))
+    return merged
 
 
 def resolve_model(

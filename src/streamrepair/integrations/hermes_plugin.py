@@ -50,7 +50,7 @@ from ..telemetry.record import (
     flag_from_env,
     telemetry_path_from_env,
 )
-from .calls import CallVerdict, Decision, inspect_call, load_schemas, resolve_model
+from .calls import CallVerdict, Decision, inspect_call, load_schema_files, resolve_model
 
 __all__ = [
     "BLOCK_ENV",
@@ -130,7 +130,7 @@ class HermesPlugin:
         schema_file = env.get("STREAMREPAIR_SCHEMAS", "")
         if schema_file:
             try:
-                self.schemas = load_schemas(schema_file)
+                self.schemas = load_schema_files(schema_file)
             except (OSError, ValueError) as exc:
                 _log.warning("streamrepair: schemas not loaded (%s)", exc)
         self.telemetry = telemetry

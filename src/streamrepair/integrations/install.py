@@ -115,10 +115,11 @@ class InstallPlan:
         return True
 
 
-def hook_command(harness: str, python: str | None = None) -> str:
+def hook_command(harness: str, python: str | None = None, options: Sequence[str] = ()) -> str:
     """The shell command a hook entry runs: this interpreter running
-    ``streamrepair.cli hook <harness>``."""
-    return shlex.join([python or sys.executable, "-m", "streamrepair.cli", "hook", harness])
+    ``streamrepair.cli hook <harness>``, then ``options`` (e.g. ``--schemas FILE``)."""
+    argv = [python or sys.executable, "-m", "streamrepair.cli", "hook", harness, *options]
+    return shlex.join(argv)
 
 
 def helper_command(python: str | None = None) -> list[str]:

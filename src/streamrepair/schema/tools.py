@@ -13,8 +13,9 @@ __all__ = ["tool_schemas"]
 def tool_schemas(tools: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """Tool name -> JSON schema of its arguments, from an OpenAI Chat tool list
     (``{"type": "function", "function": {"name", "parameters"}}``), a Responses tool list
-    (``{"type": "function", "name", "parameters"}``) or an Anthropic tool list
-    (``{"name", "input_schema"}``). Raises ``ValueError`` on an entry with no name."""
+    (``{"type": "function", "name", "parameters"}``), an Anthropic tool list
+    (``{"name", "input_schema"}``) or an MCP ``tools/list`` result's tools (``{"name",
+    "inputSchema"}``). Raises ``ValueError`` on an entry with no name."""
     out: dict[str, Mapping[str, Any]] = {}
     for tool in tools:
         if not isinstance(tool, Mapping):
@@ -24,6 +25,6 @@ def tool_schemas(tools: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, A
         name = spec.get("name")
         if not isinstance(name, str) or not name:
             raise ValueError(f"tool without a name: {tool!r:.80}")
-        schema = spec.get("parameters", spec.get("input_schema"))
+        schema = spec.get("parameters", spec.get("input_schema", spec.get("inputSchema")))
         out[name] = schema if isinstance(schema, Mapping) else {}
     return out
