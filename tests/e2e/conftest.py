@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if Path(str(item.fspath)).resolve().parent == HERE:
+        if item.path.resolve().parent == HERE:
             item.add_marker(pytest.mark.e2e)
 
 

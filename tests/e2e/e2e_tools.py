@@ -310,8 +310,13 @@ _INSTALLERS: Final = {
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="e2e_tools", description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["install", "status"])
-    parser.add_argument("tools", nargs="*", choices=[[], *_INSTALLERS], metavar="TOOL")
+    parser.add_argument("tools", nargs="*", metavar="TOOL", help=", ".join(_INSTALLERS))
     args = parser.parse_args(argv)
+    unknown = set(args.tools) - set(_INSTALLERS)
+    if unknown:
+        parser.error(
+            f"unknown tool(s) {', '.join(sorted(unknown))}: choose from {', '.join(_INSTALLERS)}"
+        )
     names = args.tools or list(_INSTALLERS)
     for name in names:
         install, reason = _INSTALLERS[name]
