@@ -24,7 +24,10 @@ Measured with Claude Code 2.1.332 (the version ``e2e_tools`` pins): every reques
 streaming ``POST /v1/messages?beta=true``; a text-only run takes 0.6-0.7 s here and a run
 with one tool call about 1 s, plus the hooks' own start-up per call.
 
-The binary is found by :mod:`e2e_tools` (the ``claude`` fixture in ``conftest.py``).
+The binary is the one :mod:`e2e_tools` pins and finds (the ``claude`` fixture in
+``conftest.py``; :func:`run_claude` uses it when given none, and
+:func:`claude_skip_reason` says why it is missing: the proxy's end-to-end test, in
+tests/, imports this module through ``$STREAMREPAIR_CCHARNESS_DIR``).
 
 Example (pytest)::
 
@@ -49,6 +52,8 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from e2e_tools import claude_skip_reason, find_claude
+
 __all__ = [
     "DEFAULT_MODEL",
     "QUIET_ENV",
@@ -59,6 +64,8 @@ __all__ = [
     "ToolResult",
     "Turn",
     "claude_env",
+    "claude_skip_reason",
+    "find_claude",
     "run_claude",
     "split_text",
     "text_turn",
@@ -703,7 +710,7 @@ def run_claude(
     *,
     project: Path | str,
     home: Path | str,
-    binary: Path | str,
+    binary: Path | str | None = None,
     prompt: str = "go",
     permission_mode: str | None = None,
     args: Sequence[str] = (),
@@ -714,6 +721,10 @@ def run_claude(
     if missing) against ``api`` with ``HOME=home`` and ``TMPDIR=home/.tmp``;
     ``permission_mode`` goes to ``--permission-mode``, ``args`` are added, ``env``
     overrides :func:`claude_env`. Raises ``subprocess.TimeoutExpired`` past ``timeout``."""
+    if binary is None:
+        binary = find_claude()
+        if binary is None:
+            raise FileNotFoundError(claude_skip_reason() or "Claude Code is not installed")
     exe = Path(binary)
     project, home = Path(project), Path(home)
     project.mkdir(parents=True, exist_ok=True)

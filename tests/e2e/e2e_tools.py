@@ -18,7 +18,8 @@ turns a tool off) and skip with the reason when a tool is missing.
 
 ``python tests/e2e/e2e_tools.py install [claude-code] [opencode] [hermes]`` installs
 (``.ci/run`` calls it; each tool that cannot be installed is reported and skipped);
-``python tests/e2e/e2e_tools.py status`` says what the tests will find.
+``python tests/e2e/e2e_tools.py status [TOOL...]`` says what the tests will find (exit
+status 1 when one of them is missing).
 """
 
 from __future__ import annotations
@@ -318,6 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"unknown tool(s) {', '.join(sorted(unknown))}: choose from {', '.join(_INSTALLERS)}"
         )
     names = args.tools or list(_INSTALLERS)
+    missing = False
     for name in names:
         install, reason = _INSTALLERS[name]
         if args.command == "install" and reason() is not None:
@@ -332,8 +334,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"e2e: {name}: installed in {time.monotonic() - started:.1f} s")
         why = reason()
         print(f"e2e: {name}: {'ready' if why is None else 'skipped: ' + why}")
+        missing = missing or why is not None
     print(f"e2e: cache {cache_dir()}")
-    return 0
+    # install reports and goes on (the tests skip); status says whether all are ready
+    return 1 if missing and args.command == "status" else 0
 
 
 if __name__ == "__main__":
