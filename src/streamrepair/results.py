@@ -67,11 +67,24 @@ class RepairKind(enum.Enum):
     DANGLING_DROPPED = "dangling_dropped"
     #: Containers left open at the end, closed (synthesizes structure).
     MISSING_CLOSERS = "missing_closers"
+    #: A parameter of a tool call written as text (Qwen3-Coder/DSML parameters, GLM
+    #: arg values, pythonic keyword arguments) that is not JSON as written, read as the
+    #: JSON type the tool's schema declares (or the format defines): ``3`` as a number,
+    #: ``True`` as ``true``, ``{'k': 1}`` as an object. Not noted for the model: it
+    #: wrote its own format (see :attr:`from_markup`).
+    MARKUP_VALUE = "markup_value"
 
     @property
     def synthesizes_structure(self) -> bool:
         """True for the repairs that invent or discard structure."""
         return self in _SYNTHESIZING
+
+    @property
+    def from_markup(self) -> bool:
+        """True for the kinds that record how a tool call written as text in a chat
+        template's markup was turned into JSON arguments. The model wrote its own
+        format correctly, so repair notes for the model leave them out."""
+        return self is RepairKind.MARKUP_VALUE
 
     @property
     def guidance(self) -> str:
@@ -96,6 +109,9 @@ _GUIDANCE: dict[RepairKind, str] = {
     RepairKind.UNCLOSED_STRING: "finish the arguments; send long content in smaller parts",
     RepairKind.DANGLING_DROPPED: "finish the arguments; send long content in smaller parts",
     RepairKind.MISSING_CLOSERS: "finish the arguments; send long content in smaller parts",
+    RepairKind.MARKUP_VALUE: (
+        "nothing to change: values written in the call markup are typed by the schema"
+    ),
 }
 
 _SYNTHESIZING = frozenset(

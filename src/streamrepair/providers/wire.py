@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..results import Repair
+
 __all__ = [
     "WireBlock",
     "WireBlockInput",
@@ -114,6 +116,10 @@ class WireToolCall(WireDelta):
     finished arguments; the latest one wins. ``unsupported`` says why a call of a kind
     that is not handed out (a Responses ``mcp_approval_request``) is rejected, and how to
     answer it.
+
+    Calls found in text (:mod:`.textcalls`) also carry ``notes`` and ``repairs`` for the
+    call (how its markup was read; offsets in its argument text), and ``end_marker``,
+    what closes the call, named when it never came.
     """
 
     id: str | None = None
@@ -125,6 +131,9 @@ class WireToolCall(WireDelta):
     from_object: bool = False
     echo: Mapping[str, Any] | None = None
     unsupported: str | None = None
+    notes: tuple[str, ...] = ()
+    repairs: tuple[Repair, ...] = ()
+    end_marker: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -102,7 +102,9 @@ def append_repair_notes(
     way (OpenAI ``{"role": "tool", "content": ...}``, content-part lists
     ``[{"type": "text", "text": ...}]``, Anthropic ``tool_result`` blocks, Responses
     ``function_call_output`` items). Other item types raise ``TypeError``. The text
-    before the block is never changed.
+    before the block is never changed. Repairs whose kind is
+    :attr:`~streamrepair.RepairKind.from_markup` (how a tool call written as text was
+    read) are left out: the model wrote its own format as it should.
     """
     tool_key = _tool_key(tool_name)
     seen = {rule for rule, tool in repair_note_fingerprints(result_text) if tool == tool_key}
@@ -116,6 +118,8 @@ def append_repair_notes(
         if isinstance(note, RepairNote):
             rule, location, advice = note.rule.value, note.location, note.rule.guidance
         elif isinstance(note, Repair):
+            if note.kind.from_markup:
+                continue  # how a call written as text was read: the model did nothing wrong
             # a syntax repair of the argument text: where is a character offset
             rule, location, advice = note.kind.value, f"character {note.offset}", note.kind.guidance
             syntax = True

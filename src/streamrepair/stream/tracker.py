@@ -104,7 +104,7 @@ from ..providers.wire import (
     WireToolValue,
     WireUsage,
 )
-from ..results import Status
+from ..results import Repair, Status
 from ..schema.check import CheckResult, ToolSchemaCheck
 from ..schema.report import RepairNote
 from ..syntax.assembler import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, ArgumentAssembler
@@ -166,6 +166,7 @@ class _Call:
         "asm",
         "call_id",
         "closed",
+        "end_marker",
         "expects_end",
         "index",
         "kind",
@@ -175,6 +176,7 @@ class _Call:
         "parts",
         "pending",
         "phase",
+        "repairs",
         "seq",
         "size",
         "unsupported",
@@ -199,6 +201,8 @@ class _Call:
         self.closed = False
         self.expects_end = False
         self.notes: list[str] = []
+        self.repairs: list[Repair] = []  # how a call written as text was read (textcalls)
+        self.end_marker: str | None = None
         self.phase = CallProgress.PENDING
         self.aliases = 0  # deltas with a new id that continued this call (GLM-4)
 
@@ -504,6 +508,10 @@ class ToolCallTracker:
             note = "arguments arrived as an object and were serialized to JSON text"
             if note not in call.notes:
                 call.notes.append(note)
+        if d.notes or d.repairs or d.end_marker:
+            call.notes.extend(n for n in d.notes if n not in call.notes)
+            call.repairs.extend(d.repairs)
+            call.end_marker = call.end_marker or d.end_marker
         if d.name is not None and call.name is None:
             call.name = d.name
             call.phase = CallProgress.STREAMING
@@ -678,7 +686,12 @@ class ToolCallTracker:
             self._turn.keep_call(call.call_id)  # the answer to it will refer to it
             return [self._reject(call, RejectReason.UNSUPPORTED, call.unsupported)]
         if call.expects_end and not call.closed:
-            detail = f"Not executed: the call was cut off ({said}); the provider never closed it."
+            closer = (
+                f"its closing {call.end_marker} never arrived"
+                if call.end_marker
+                else "the provider never closed it"
+            )
+            detail = f"Not executed: the call was cut off ({said}); {closer}."
             return [self._reject(call, RejectReason.CUT_OFF, detail)]
         if call.whole:
             if not isinstance(call.value, dict):
@@ -763,6 +776,8 @@ class ToolCallTracker:
         notes: tuple[str, ...],
     ) -> StreamEvent:
         all_notes = (*call.notes, *notes)
+        if call.repairs:
+            repairs = tuple(sorted((*call.repairs, *repairs), key=lambda r: r.offset))
         if call.aliases:
             all_notes = (
                 f"{call.aliases} deltas with a new id continued this call "
