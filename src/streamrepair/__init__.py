@@ -57,6 +57,10 @@ if _typing.TYPE_CHECKING:
         ChunkNormalizer,
         Provider,
     )
+    from .providers.textcalls import (
+        TextCallExtractor,
+        TextCallFormat,
+    )
     from .providers.wire import (
         WireDelta,
     )
@@ -209,6 +213,8 @@ _EXPORTS: dict[str, str] = {
     "ProfileRepair": "schema.profiles",
     "Provider": "providers.normalizer",
     "REPAIR_MAX_SIZE": "syntax.oneshot",
+    "TextCallExtractor": "providers.textcalls",
+    "TextCallFormat": "providers.textcalls",
     "ReasoningDelta": "events",
     "ReasoningPolicy": "turn.history",
     "RefusalDelta": "events",
@@ -336,6 +342,8 @@ __all__ = [
     "StreamRepairError",
     "TelemetryLog",
     "TelemetryRecord",
+    "TextCallExtractor",
+    "TextCallFormat",
     "TextDelta",
     "TooDeepError",
     "TooLargeError",

@@ -5,7 +5,10 @@ assistant message back in the provider's own format.
 * :mod:`.normalizer`: :class:`ChunkNormalizer` (OpenAI/DeepSeek Chat, Anthropic, Responses,
   Ollama, Cohere chunks or SDK objects -> wire deltas), :class:`Provider`;
 * :mod:`.messages`: :class:`TurnRecorder` and :func:`build_messages`, the turn as it
-  streamed turned into ``Done.messages``.
+  streamed turned into ``Done.messages``;
+* :mod:`.textcalls`: :class:`TextCallExtractor`, the optional stage that turns tool calls
+  written as text (chat-template markup in content) into structured wire deltas, and
+  :class:`TextCallFormat`.
 
 No I/O. The names are imported on first use.
 """
@@ -31,6 +34,11 @@ if _typing.TYPE_CHECKING:
         as_chunk,
         detect_provider,
         responses_client_item,
+    )
+    from .textcalls import (
+        MAX_HEADER_CHARS,
+        TextCallExtractor,
+        TextCallFormat,
     )
     from .wire import (
         WireBlock,
@@ -58,6 +66,9 @@ if _typing.TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "Block": "messages",
+    "MAX_HEADER_CHARS": "textcalls",
+    "TextCallExtractor": "textcalls",
+    "TextCallFormat": "textcalls",
     "ChunkNormalizer": "normalizer",
     "Provider": "normalizer",
     "TurnRecorder": "messages",
@@ -90,9 +101,12 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "MAX_HEADER_CHARS",
     "Block",
     "ChunkNormalizer",
     "Provider",
+    "TextCallExtractor",
+    "TextCallFormat",
     "TurnRecorder",
     "UnsupportedChunkError",
     "WireBlock",

@@ -1,0 +1,438 @@
+"""The JSON-bodied text tool-call formats: Hermes / Qwen ``<tool_call>{...}</tool_call>``,
+Mistral ``[TOOL_CALLS]``, Llama 3.x JSON (bare or after ``<|python_tag|>``), and the
+pythonic call lists of Llama 4 (``[f(a=1)]``) with Llama 3's ``<|python_tag|>`` built-in
+calls. Their argument text is passed on as the model wrote it (pythonic values are
+converted from Python literals)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from ._textbase import MAX_NAME_CHARS, NAME_START, PY_NAME, Region, Wrapper, escape, valid_name
+from ._textscan import COMPLETE, MAX_HEADER_CHARS, WS, JsonExtent, MarkerSet, PyExtent
+from ._textvalues import convert_python
+
+__all__: list[str] = []
+
+_PY_KWARG = re.compile(r"([A-Za-z_]\w*)\s*=")
+_PY_KWARG_PREFIX = re.compile(r"[A-Za-z_]\w*\s*")
+
+
+class HermesRegion(Region):
+    """``<tool_call>{"name": N, "arguments": {...}}</tool_call>``."""
+
+    fmt = "hermes"
+    END = MarkerSet(["</tool_call>"])
+
+    def begin(self, final: bool) -> bool:
+        self.wrapper = Wrapper(self, self.END)
+        self.state = self.body
+        return True
+
+    def end_marker(self) -> str | None:
+        return "</tool_call>"
+
+    def body(self, final: bool) -> bool:
+        w = self.wrapper
+        progressed = w.step(final)
+        if w.broken:
+            return self.fail()
+        if w.hit is not None:
+            if self.call is None:
+                return self.fail()
+            self.take(self.pos + len(w.hit))
+            self.mark()
+            self.close()  # closed before its JSON was: the assembler says cut off
+            return self.done()
+        if w.done:
+            if self.call is None:
+                return self.fail()
+            self.mark()
+            self.state = self.after
+            return True
+        return progressed
+
+    def after(self, final: bool) -> bool:
+        if not self.skip_ws():
+            return self.wait(final)
+        found = self.END.at(self.buf, self.pos)
+        if found == "":
+            return self.wait(final)
+        if found is None:
+            return self.fail()
+        self.take(self.pos + len(found))
+        self.mark()
+        self.close()
+        return self.done()
+
+
+# -- Mistral -------------------------------------------------------------------------------
+
+_TOOL_CALLS: Final = "[TOOL_CALLS]"
+
+
+class MistralRegion(Region):
+    """``[TOOL_CALLS]`` then a JSON array of ``{"name", "arguments"}`` (tokenizers before
+    v11), or ``NAME[CALL_ID]ID[ARGS]{JSON}`` / ``NAME[ARGS]{JSON}`` (v11+; the JSON's
+    own end closes the call, there is no closing token), or ``NAME{JSON}`` when
+    ``[ARGS]`` was dropped as a special token."""
+
+    fmt = "mistral"
+    NAME_END = MarkerSet(["[ARGS]", "[CALL_ID]", "{"])
+    ID_END = MarkerSet(["[ARGS]"])
+    NEXT = MarkerSet([_TOOL_CALLS])
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.in_array = False
+        self.name = ""
+        self.wrapper: Wrapper | None = None
+
+    def begin(self, final: bool) -> bool:
+        if not self.skip_ws():
+            return self.wait(final)
+        c = self.buf[self.pos]
+        if c == "[":
+            self.take(self.pos + 1)
+            self.in_array = True
+            self.state = self.item
+        elif c == "{":
+            self.wrapper = Wrapper(self, self.NEXT)
+            self.state = self.element
+        elif NAME_START.match(c):
+            self.state = self.v11_name
+        else:
+            return self.fail()
+        return True
+
+    def item(self, final: bool) -> bool:
+        if not self.frame():
+            return self.wait(final)
+        c = self.buf[self.pos]
+        if c == "{":
+            self.wrapper = Wrapper(self, self.NEXT)
+            self.state = self.element
+        elif c == "]" and self.committed:
+            self.take(self.pos + 1)
+            self.mark()
+            return self.done()
+        elif c == "," and self.committed:
+            self.take(self.pos + 1)
+        else:
+            return self.fail()
+        return True
+
+    def element(self, final: bool) -> bool:
+        w = self.wrapper
+        assert w is not None
+        progressed = w.step(final)
+        if w.broken:
+            return self.fail()
+        if w.hit is not None:
+            if self.call is None:
+                return self.fail()
+            self.call = None  # the next [TOOL_CALLS] came first: this call is cut off
+            self.mark()
+            return self.done()
+        if w.done:
+            if self.call is None:
+                return self.fail()
+            self.mark()
+            self.close()
+            if not self.in_array:
+                return self.done()
+            self.state = self.item
+            return True
+        return progressed
+
+    def v11_name(self, final: bool) -> bool:
+        found = self.read_until(self.NAME_END, final, consume=False)
+        if found is None:
+            return False
+        if found is False:
+            return self.fail()
+        assert isinstance(found, tuple)
+        self.name = found[0].strip()
+        if not valid_name(self.name):
+            return self.fail()
+        marker = found[1]
+        if marker == "[CALL_ID]":
+            self.take(self.pos + len(marker))
+            self.state = self.v11_id
+            return True
+        if marker == "[ARGS]":
+            self.take(self.pos + len(marker))
+        self._open_v11(None)
+        if marker == "{":
+            assert self.call is not None
+            self.call.note("the call had no [ARGS] token")
+        return True
+
+    def v11_id(self, final: bool) -> bool:
+        found = self.read_until(self.ID_END, final)
+        if found is None:
+            return False
+        if found is False:
+            return self.fail()
+        assert isinstance(found, tuple)
+        self._open_v11(found[0].strip() or None)
+        return True
+
+    def _open_v11(self, call_id: str | None) -> None:
+        self.open(self.name, call_id=call_id, end_marker="}")
+        self.extent = JsonExtent(self.NEXT, whole=True)
+        self.state = self.v11_arguments
+
+    def v11_arguments(self, final: bool) -> bool:
+        stop, what = self.extent.scan(self.buf, self.pos)
+        if what == "" and final:
+            stop, what = len(self.buf), None
+        piece = self.take(stop)
+        if piece:
+            self.args(piece)
+        if what == "":
+            return False
+        if what is None:
+            return True
+        if what is COMPLETE:
+            self.close()
+        else:
+            self.call = None  # the next [TOOL_CALLS] came first: cut off
+        return self.done()
+
+    def end_marker(self) -> str | None:
+        return "}"
+
+
+# -- Llama 3.x JSON and <|python_tag|>, Llama 4 pythonic ------------------------------------
+
+
+class LlamaRegion(Region):
+    """A reply that is ``{"name": N, "parameters": {...}}`` (calls joined by ``;``), or
+    ``<|python_tag|>`` before one. Without a marker the reply is a call only once its
+    arguments begin after a name (one of the ``tools`` when given)."""
+
+    fmt = "llama3_json"
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.bare = self.marker != "<|python_tag|>"
+        self.wrapper: Wrapper | None = None
+
+    def begin(self, final: bool) -> bool:
+        if not self.skip_ws():
+            return self.wait(final)
+        c = self.buf[self.pos]
+        if c == "{":
+            self.wrapper = Wrapper(self, None)
+            self.state = self.element
+            return True
+        if not self.bare and PY_NAME.match(c):
+            return self.become(PythonicRegion, single=True)
+        return self.fail()
+
+    def end_marker(self) -> str | None:
+        return "}"
+
+    def element(self, final: bool) -> bool:
+        w = self.wrapper
+        assert w is not None
+        progressed = w.step(final)
+        if w.broken:
+            return self.fail()
+        if w.done:
+            if self.call is None:
+                return self.fail()
+            self.mark()
+            self.close()
+            self.state = self.after
+            return True
+        return progressed
+
+    def after(self, final: bool) -> bool:
+        more = self.skip_ws()
+        self.mark()
+        if not more:
+            return True
+        if self.buf[self.pos] == ";":
+            self.take(self.pos + 1)
+            self.state = self.begin
+            return True
+        return self.done()
+
+
+class PythonicRegion(Region):
+    """``[f(a=1), g(b="x")]`` (Llama 4, optionally in ``<|python_start|>...
+    <|python_end|>``), or one built-in call after ``<|python_tag|>``
+    (``brave_search.call(query="...")``). Each value is a Python literal, converted
+    to JSON when it is not JSON as written."""
+
+    fmt = "pythonic"
+    OPEN_PAREN = MarkerSet(["("])
+    END = MarkerSet(["<|python_end|>"])
+
+    def __init__(self, *args: Any, single: bool = False) -> None:
+        super().__init__(*args)
+        self.single = single
+        self.tagged = self.marker == "<|python_start|>"
+        self.name = ""
+        self.key = ""
+        self.extent = PyExtent()
+        self.parts: list[str] = []
+
+    def end_marker(self) -> str | None:
+        return ")"
+
+    def begin(self, final: bool) -> bool:
+        if self.single:
+            self.fmt = "llama3_json"
+            self.state = self.call_name
+            return True
+        if not self.skip_ws():
+            return self.wait(final)
+        if self.buf[self.pos] != "[":
+            return self.fail()
+        self.take(self.pos + 1)
+        self.state = self.call_name
+        return True
+
+    def call_name(self, final: bool) -> bool:
+        if not self.skip_ws():
+            return self.wait(final)
+        buf, pos = self.buf, self.pos
+        found = PY_NAME.match(buf, pos)
+        if found is None or found.end() - pos > MAX_NAME_CHARS:
+            return self.fail()
+        n = len(buf)
+        k = found.end()
+        while k < n and buf[k] in WS:
+            k += 1
+        if k == n:
+            return self.wait(final)
+        if buf[k] != "(":
+            return self.fail()
+        self.take(k + 1)
+        name = found.group()
+        if self.single and name.endswith(".call"):
+            name = name[: -len(".call")]
+        self.name = name
+        self.state = self.confirm
+        return True
+
+    def confirm(self, final: bool) -> bool:
+        if not self.skip_ws():
+            return self.wait(final)
+        buf, pos = self.buf, self.pos
+        if buf[pos] != ")" and _PY_KWARG.match(buf, pos) is None:
+            partial = _PY_KWARG_PREFIX.match(buf, pos)
+            if partial is not None and partial.end() == len(buf) and not final:
+                return False
+            return self.fail()
+        if self.bare_known() is False:
+            return self.fail()
+        self.open(self.name, end_marker=")")
+        self.args("{")
+        self.state = self.kwarg
+        return True
+
+    def bare_known(self) -> bool | None:
+        """Without a marker, a reply is a call only to a known tool (when tools are given)."""
+        return self.stage.known_tool(self.name) if not self.marker else None
+
+    def kwarg(self, final: bool) -> bool:
+        if not self.skip_ws():
+            return self.wait(final)
+        self.mark()
+        buf, pos = self.buf, self.pos
+        c = buf[pos]
+        if c == ")":
+            self.take(pos + 1)
+            self.mark()
+            self.args("}")
+            self.close()
+            if self.single:
+                return self.done()
+            self.state = self.after_call
+            return True
+        if c == ",":
+            self.take(pos + 1)
+            self.mark()
+            return True
+        found = _PY_KWARG.match(buf, pos)
+        if found is None:
+            partial = _PY_KWARG_PREFIX.match(buf, pos)
+            if partial is not None and partial.end() == len(buf) and not final:
+                return False
+            return self.fail()
+        self.take(found.end())
+        self.key = found.group(1)
+        self.extent = PyExtent()
+        self.parts = []
+        self.limit = self.stage.max_size
+        self.state = self.value
+        return True
+
+    def value(self, final: bool) -> bool:
+        buf, pos = self.buf, self.pos
+        end = len(buf) if final else len(buf) - PyExtent.undecided(buf, pos)
+        stop = self.extent.scan(buf, pos, end)
+        if stop is None:
+            if end > pos:
+                self.parts.append(self.take(end))
+                return True
+            return self.wait(final)
+        self.parts.append(self.take(stop))
+        self.limit = MAX_HEADER_CHARS
+        if buf[stop] not in ",)":
+            return self.fail()
+        text = "".join(self.parts)
+        self.parts = []
+        if not text.strip():
+            return self.fail()
+        assert self.call is not None
+        self.call.key(self.key)
+        offset = self.call.size
+        converted, description = convert_python(text, self.key)
+        self.args(converted)
+        if description is not None:
+            self.call.repair(offset, description)
+        self.mark()
+        self.state = self.kwarg
+        return True
+
+    def after_call(self, final: bool) -> bool:
+        if not self.frame():
+            return self.wait(final)
+        c = self.buf[self.pos]
+        if c == ",":
+            self.take(self.pos + 1)
+            self.state = self.call_name
+            return True
+        if c == "]":
+            self.take(self.pos + 1)
+            self.mark()
+            if self.tagged:
+                self.state = self.python_end
+                return True
+            return self.done()
+        return self.fail()
+
+    def python_end(self, final: bool) -> bool:
+        if not self.skip_ws():
+            return self.wait(final)
+        found = self.END.at(self.buf, self.pos)
+        if found == "":
+            return self.wait(final)
+        if found:
+            self.take(self.pos + len(found))
+            self.mark()
+        else:
+            self.mark()
+        return self.done()
+
+    def cut(self) -> None:
+        if self.parts and self.call is not None:
+            self.call.key(self.key)
+            self.call.args('"' + escape("".join(self.parts)))
+            self.parts = []

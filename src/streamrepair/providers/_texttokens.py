@@ -1,0 +1,354 @@
+"""The text tool-call formats built of special tokens: DeepSeek V3 / R1 / V3.1
+(``<｜tool▁call▁begin｜>``), Kimi K2 (``<|tool_call_begin|>``) and gpt-oss Harmony
+(``<|channel|>``). Their argument text is JSON, passed on as the model wrote it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from ._textbase import MAX_NAME_CHARS, Region, valid_name
+from ._textscan import JsonExtent, MarkerSet
+
+__all__: list[str] = []
+
+
+# -- DeepSeek V3 / R1 / V3.1, and V3.2 DSML -----------------------------------------------
+
+_DS_CALLS_BEGIN: Final = "<｜tool▁calls▁begin｜>"
+_DS_CALL_BEGIN: Final = "<｜tool▁call▁begin｜>"
+_DS_SEP: Final = "<｜tool▁sep｜>"
+_DS_CALL_END: Final = "<｜tool▁call▁end｜>"
+_DS_CALLS_END: Final = "<｜tool▁calls▁end｜>"
+_FENCE: Final = "```"
+
+
+class DeepSeekRegion(Region):
+    """``<｜tool▁calls▁begin｜>`` then per call ``<｜tool▁call▁begin｜>`` ...
+    ``<｜tool▁call▁end｜>``: V3/R1 ``function<｜tool▁sep｜>NAME`` and a fenced JSON, V3.1
+    ``NAME<｜tool▁sep｜>{JSON}``."""
+
+    fmt = "deepseek"
+    SECTION = MarkerSet([_DS_CALL_BEGIN, _DS_CALLS_END])
+    HEAD_END = MarkerSet([_DS_SEP])
+    V3_NAME_END = MarkerSet(["\n", _FENCE, "{"])
+    ARGS_END = MarkerSet([_DS_CALL_END, _DS_CALL_BEGIN, _DS_CALLS_END, _FENCE])
+    CALL_END = MarkerSet([_DS_CALL_END])
+    FENCE = MarkerSet([_FENCE])
+
+    def begin(self, final: bool) -> bool:
+        self.state = self.head if self.marker == _DS_CALL_BEGIN else self.section
+        return True
+
+    def section(self, final: bool) -> bool:
+        if not self.frame():
+            return self.wait(final)
+        found = self.SECTION.at(self.buf, self.pos)
+        if found == "":
+            return self.wait(final)
+        if found is None:
+            return self.fail()
+        self.take(self.pos + len(found))
+        if found == _DS_CALLS_END:
+            self.mark()
+            return self.done()
+        self.state = self.head
+        return True
+
+    def head(self, final: bool) -> bool:
+        found = self.read_until(self.HEAD_END, final)
+        if found is None:
+            return False
+        if found is False:
+            return self.fail()
+        assert isinstance(found, tuple)
+        head = found[0].strip()
+        if head == "function":
+            self.state = self.v3_or_v31
+            return True
+        return self._open(head)
+
+    def _open(self, name: str) -> bool:
+        if not valid_name(name):
+            return self.fail()
+        self.open(name, end_marker=_DS_CALL_END)
+        self.extent = JsonExtent(self.ARGS_END, whole=False)
+        self.state = self.arguments
+        return True
+
+    def v3_or_v31(self, final: bool) -> bool:
+        if self.buf[self.pos] == "{":
+            return self._open("function")  # V3.1, a tool named "function"
+        self.state = self.v3_name
+        return True
+
+    def v3_name(self, final: bool) -> bool:
+        found = self.read_until(self.V3_NAME_END, final, consume=False)
+        if found is None:
+            return False
+        if found is False:
+            return self.fail()
+        assert isinstance(found, tuple)
+        name = found[0].strip()
+        if not valid_name(name):
+            return self.fail()
+        self._open(name)
+        self.state = self.v3_fence
+        return True
+
+    def v3_fence(self, final: bool) -> bool:
+        if not self.skip_ws():
+            return self.wait(final)
+        buf, pos = self.buf, self.pos
+        found = self.FENCE.at(buf, pos)
+        if found == "":
+            return self.wait(final)
+        if found:
+            line = buf.find("\n", pos)
+            if line < 0:
+                if len(buf) - pos > MAX_NAME_CHARS:
+                    return self.fail()
+                return self.wait(final)
+            self.take(line + 1)
+        self.mark()
+        self.state = self.arguments
+        return True
+
+    def arguments(self, final: bool) -> bool:
+        stop, what = self.extent.scan(self.buf, self.pos)
+        if what == "" and final:
+            stop, what = len(self.buf), None
+        piece = self.take(stop)
+        if piece:
+            self.args(piece)
+        if what == "":
+            return False
+        if what is None:
+            return True
+        if what == _DS_CALL_END:
+            self.take(self.pos + len(what))
+            self.mark()
+            self.close()
+        elif what == _FENCE:
+            self.take(self.pos + len(what))
+            self.mark()
+            self.state = self.v3_close
+            return True
+        else:
+            self.call = None  # no end token: the call stays open (cut off)
+        self.state = self.section
+        return True
+
+    def v3_close(self, final: bool) -> bool:
+        if not self.skip_ws():
+            return self.wait(final)
+        found = self.CALL_END.at(self.buf, self.pos)
+        if found == "":
+            return self.wait(final)
+        if found is None:
+            return self.fail()
+        self.take(self.pos + len(found))
+        self.mark()
+        self.close()
+        self.state = self.section
+        return True
+
+
+# -- Kimi K2 -------------------------------------------------------------------------------
+
+_KIMI_CALL_BEGIN: Final = "<|tool_call_begin|>"
+_KIMI_ARGS: Final = "<|tool_call_argument_begin|>"
+_KIMI_CALL_END: Final = "<|tool_call_end|>"
+_KIMI_SECTION_END: Final = ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")
+
+
+class KimiRegion(Region):
+    """``<|tool_calls_section_begin|>`` then per call ``<|tool_call_begin|>functions.N:I
+    <|tool_call_argument_begin|>{JSON}<|tool_call_end|>``: the id is the call id, the
+    name is what stands between ``functions.`` (or the last ``.``) and the last ``:``."""
+
+    fmt = "kimi_k2"
+    SECTION = MarkerSet([_KIMI_CALL_BEGIN, *_KIMI_SECTION_END])
+    ID_END = MarkerSet([_KIMI_ARGS])
+    ARGS_END = MarkerSet([_KIMI_CALL_END, _KIMI_CALL_BEGIN, *_KIMI_SECTION_END])
+
+    def begin(self, final: bool) -> bool:
+        self.state = self.call_id if self.marker == _KIMI_CALL_BEGIN else self.section
+        return True
+
+    def section(self, final: bool) -> bool:
+        if not self.frame():
+            return self.wait(final)
+        found = self.SECTION.at(self.buf, self.pos)
+        if found == "":
+            return self.wait(final)
+        if found is None:
+            return self.fail()
+        self.take(self.pos + len(found))
+        if found != _KIMI_CALL_BEGIN:
+            self.mark()
+            return self.done()
+        self.state = self.call_id
+        return True
+
+    def call_id(self, final: bool) -> bool:
+        found = self.read_until(self.ID_END, final)
+        if found is None:
+            return False
+        if found is False:
+            return self.fail()
+        assert isinstance(found, tuple)
+        ident = "".join(found[0].split())  # vllm-project/vllm#38579: "\n" inside ids
+        head = ident.rsplit(":", 1)[0] if ":" in ident else ident
+        name = (
+            head[len("functions.") :] if head.startswith("functions.") else head.rsplit(".", 1)[-1]
+        )
+        if not valid_name(name):
+            return self.fail()
+        self.open(name, call_id=ident or None, end_marker=_KIMI_CALL_END)
+        self.extent = JsonExtent(self.ARGS_END, whole=False)
+        self.state = self.arguments
+        return True
+
+    def arguments(self, final: bool) -> bool:
+        stop, what = self.extent.scan(self.buf, self.pos)
+        if what == "" and final:
+            stop, what = len(self.buf), None
+        piece = self.take(stop)
+        if piece:
+            self.args(piece)
+        if what == "":
+            return False
+        if what is None:
+            return True
+        if what == _KIMI_CALL_END:
+            self.take(self.pos + len(what))
+            self.mark()
+            self.close()
+        else:
+            self.call = None  # no end token: the call stays open (cut off)
+        self.state = self.section
+        return True
+
+
+# -- gpt-oss Harmony -----------------------------------------------------------------------
+
+_H_MESSAGE: Final = "<|message|>"
+_H_CHANNEL: Final = "<|channel|>"
+_H_START: Final = "<|start|>"
+_H_ENDS: Final = ("<|end|>", "<|return|>", "<|call|>")
+_RECIPIENT = re.compile(r"\bto=([^\s<]+)")
+
+
+class HarmonyRegion(Region):
+    """Harmony messages (gpt-oss): ``<|channel|>analysis<|message|>...<|end|>`` becomes
+    reasoning, ``final`` and recipient-less ``commentary`` become text, and
+    ``commentary to=functions.N ... <|message|>{JSON}<|call|>`` a call."""
+
+    fmt = "harmony"
+    HEADER_END = MarkerSet([_H_MESSAGE])
+    BODY_END = MarkerSet([*_H_ENDS, _H_START, _H_CHANNEL])
+    ARGS_END = MarkerSet([*_H_ENDS, _H_START, _H_CHANNEL])
+    NEXT = MarkerSet([_H_START, _H_CHANNEL])
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.channel_kind: str = "text"
+
+    def begin(self, final: bool) -> bool:
+        self.state = self.header
+        return True
+
+    def header(self, final: bool) -> bool:
+        found = self.read_until(self.HEADER_END, final)
+        if found is None:
+            return False
+        if found is False:
+            return self.fail()
+        assert isinstance(found, tuple)
+        head = found[0]
+        if self.marker == _H_CHANNEL:
+            channel_text = head
+        else:
+            channel_text = head.split(_H_CHANNEL, 1)[1] if _H_CHANNEL in head else ""
+        words = channel_text.replace("<|constrain|>", " ").split()
+        channel = words[0] if words else ""
+        recipient = _RECIPIENT.search(head)
+        target = recipient.group(1) if recipient is not None else ""
+        if not channel and not target:
+            return self.fail()
+        if target.startswith("functions."):
+            name = target[len("functions.") :]
+            if not valid_name(name):
+                return self.fail()
+            self.open(name, end_marker="<|call|>")
+            self.extent = JsonExtent(self.ARGS_END, whole=False)
+            self.state = self.arguments
+            return True
+        if not self.committed:
+            self.committed = True
+            self.stage.lock(self.format())
+        self.mark()
+        self.channel_kind = "reasoning" if channel == "analysis" else "text"
+        self.state = self.body
+        return True
+
+    def body(self, final: bool) -> bool:
+        buf, pos = self.buf, self.pos
+        start, marker = self.BODY_END.find(buf, pos)
+        if start > pos:
+            self.take(start)
+            self.mark()
+            self.stage.emit_kind(self.ch, self.channel_kind == "reasoning", buf[pos:start])
+        if marker is None:
+            if start == len(buf):
+                return True
+            if final:
+                self.take(len(buf))
+                self.mark()
+                self.stage.emit_kind(self.ch, self.channel_kind == "reasoning", buf[start:])
+                return True
+            return False
+        if marker in _H_ENDS:
+            self.take(start + len(marker))
+            self.mark()
+        self.state = self.between
+        return True
+
+    def arguments(self, final: bool) -> bool:
+        stop, what = self.extent.scan(self.buf, self.pos)
+        if what == "" and final:
+            stop, what = len(self.buf), None
+        piece = self.take(stop)
+        if piece:
+            self.args(piece)
+        if what == "":
+            return False
+        if what is None:
+            return True
+        if what == "<|call|>":
+            self.take(self.pos + len(what))
+            self.mark()
+            self.close()
+        else:
+            self.call = None  # no <|call|>: the call stays open (cut off)
+            if what in _H_ENDS:
+                self.take(self.pos + len(what))
+                self.mark()
+        self.state = self.between
+        return True
+
+    def between(self, final: bool) -> bool:
+        if not self.frame():
+            return self.wait(final)
+        found = self.NEXT.at(self.buf, self.pos)
+        if found == "":
+            return self.wait(final)
+        if found is None:
+            self.mark()
+            return self.done()
+        self.take(self.pos + len(found))
+        self.mark()
+        self.marker = found
+        self.state = self.header
+        return True

@@ -1,0 +1,663 @@
+"""Tool calls written as text: the optional stage that finds them in content and reasoning
+and turns them into the wire deltas of a structured call.
+
+Theory of operation
+-------------------
+Open models served without a tool parser (llama.cpp or Ollama in raw mode, vLLM or SGLang
+without ``--tool-call-parser``) write their calls into the content in their chat
+template's markup (``<tool_call>{...}</tool_call>``, ``<function=f><parameter=k>``,
+``<｜tool▁call▁begin｜>``, ``[TOOL_CALLS]``...). :class:`TextCallExtractor` sits between
+the :class:`~streamrepair.providers.ChunkNormalizer` and the
+:class:`~streamrepair.stream.tracker.ToolCallTracker`: ``feed(delta)`` takes one wire
+delta and returns the deltas to pass on. Everything but :class:`WireText` and
+:class:`WireReasoning` passes through unchanged; text is scanned, and a call found in it
+becomes :class:`WireToolCall` pieces (name, then argument text as it arrives) and a
+:class:`WireToolEnd` when its markup is complete, so the tracker, the assembler, previews,
+the finish policy and the schema check apply exactly as to a structured call. The markup
+is removed from the text passed on; everything else is passed on as it came.
+
+Invariants:
+
+* **Chunking-invariant.** Every decision depends on the text, never on where a delta
+  ended: a marker split anywhere is found, and whatever the split, the same text, calls
+  and argument text come out.
+* **Bounded hold-back.** Text that could still be the start of a marker is held, and
+  released as soon as it cannot be one: at most the longest active marker minus one
+  character (28 in ``auto``). After a whole start marker, the markup up to the call's
+  name is held (at most :data:`MAX_HEADER_CHARS`; a JSON wrapper that puts its
+  ``"arguments"`` before its ``"name"`` is held up to ``max_size``). A lookahead that
+  decides whether a closing tag is structural holds at most :data:`MAX_HEADER_CHARS`.
+  Markup that turns out not to be a call is released as text, never dropped.
+* **Flat per-delta cost.** Each character is looked at once by one state, except a held
+  marker prefix, which is looked at again with the next delta; a delta with no character
+  that can begin a marker is passed on as the same object.
+* **Never ready when cut off.** Every extracted call expects its end (``expects_end``);
+  a call whose markup did not finish (its closing tag never came, or the stream ended
+  inside it) is judged ``cut_off`` by the tracker's finish policy. A call cut off before
+  its name is text: no call can be announced without a name.
+
+Formats (:class:`TextCallFormat`, the details in ``docs/text-tool-calls.md``): Hermes /
+Qwen2.5 / Qwen3 ``<tool_call>`` JSON, Qwen3-Coder XML, GLM-4.5+ ``<arg_key>`` pairs,
+DeepSeek V3/R1/V3.1 tokens, DeepSeek V3.2 DSML, Kimi K2 sections, Mistral
+``[TOOL_CALLS]``, Llama 3.x JSON and ``<|python_tag|>``, Llama 4 pythonic lists, gpt-oss
+Harmony. ``auto`` looks for every marker-led format and keeps the format of the first
+call it confirms (bare JSON and bare pythonic lists have no marker: name them).
+
+Calls are read from reasoning too, except for the formats models draft while thinking
+(``<tool_call>`` and its kin, bare JSON and pythonic: QwenLM/Qwen3#1459): those are
+not read inside reasoning or a ``<think>`` block of the content.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from ..results import Repair, RepairKind
+from ..schema.tools import tool_schemas
+from ..syntax.assembler import DEFAULT_MAX_SIZE
+from ._textbase import Region
+from ._textregions import START_MARKERS, bare_region, region_for
+from ._textscan import MAX_HEADER_CHARS, WS, MarkerSet
+from .wire import (
+    WireDelta,
+    WireEnd,
+    WireError,
+    WireReasoning,
+    WireText,
+    WireToolCall,
+    WireToolEnd,
+)
+
+__all__ = ["MAX_HEADER_CHARS", "TextCallExtractor", "TextCallFormat"]
+
+
+class TextCallFormat(enum.Enum):
+    """The markup a model writes its tool calls in (``text_tool_calls=``)."""
+
+    #: Find the format from the first confirmed call (every marker-led format).
+    AUTO = "auto"
+    #: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``: Hermes 2 Pro/3,
+    #: Qwen2.5, Qwen3, QwQ.
+    HERMES = "hermes"
+    #: ``<tool_call><function=name><parameter=k>v</parameter></function></tool_call>``:
+    #: Qwen3-Coder, Qwen3.5+ (and Llama 3.1's ``<function=name>{...}</function>``).
+    QWEN3_CODER = "qwen3_coder"
+    #: ``<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>``:
+    #: GLM-4.5, 4.6, 4.7.
+    GLM = "glm"
+    #: ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>...<｜tool▁sep｜>...``: DeepSeek V3, R1
+    #: (``function<｜tool▁sep｜>name`` and a fenced JSON) and V3.1 (``name<｜tool▁sep｜>{...}``).
+    DEEPSEEK = "deepseek"
+    #: ``<｜DSML｜function_calls><｜DSML｜invoke name=...>``: DeepSeek V3.2.
+    DSML = "dsml"
+    #: ``<|tool_calls_section_begin|><|tool_call_begin|>functions.name:0...``: Kimi K2.
+    KIMI_K2 = "kimi_k2"
+    #: ``[TOOL_CALLS] [{...}]`` (before v11) or ``[TOOL_CALLS]name[ARGS]{...}``: Mistral,
+    #: Magistral, Devstral.
+    MISTRAL = "mistral"
+    #: A reply that is ``{"name": ..., "parameters": {...}}`` (calls joined by ``;``), or
+    #: ``<|python_tag|>`` before one: Llama 3.1/3.2/3.3.
+    LLAMA3_JSON = "llama3_json"
+    #: A reply that is ``[f(a=1), g(b="x")]``, or ``<|python_start|>`` before one: Llama 4.
+    PYTHONIC = "pythonic"
+    #: ``<|channel|>commentary to=functions.name <|constrain|>json<|message|>{...}<|call|>``:
+    #: gpt-oss (its analysis channel becomes reasoning).
+    HARMONY = "harmony"
+
+    @classmethod
+    def parse(cls, name: TextCallFormat | str) -> TextCallFormat:
+        """The format called ``name``: a value above, or one of vLLM's
+        ``--tool-call-parser`` names for it (``qwen3_xml``, ``glm45``, ``glm47``,
+        ``deepseek_v3``, ``deepseek_v31``, ``deepseek_v32``, ``llama4_pythonic``,
+        ``openai``...). Case, ``-`` and ``.`` are ignored. Raises ``ValueError``."""
+        if isinstance(name, TextCallFormat):
+            return name
+        if not isinstance(name, str):
+            raise TypeError(f"a text tool-call format is a str, not {type(name).__name__}")
+        key = name.strip().lower().replace("-", "_").replace(".", "")
+        found = _ALIASES.get(key)
+        if found is None:
+            try:
+                return cls(key)
+            except ValueError:
+                names = ", ".join(sorted({f.value for f in cls} | set(_ALIASES)))
+                raise ValueError(
+                    f"unknown text tool-call format {name!r}; known: {names}"
+                ) from None
+        return found
+
+    @property
+    def label(self) -> str:
+        """How the markup is named in notes."""
+        return _LABELS[self]
+
+
+_ALIASES: Final[dict[str, TextCallFormat]] = {
+    "qwen": TextCallFormat.HERMES,
+    "qwen25": TextCallFormat.HERMES,
+    "qwen3": TextCallFormat.HERMES,
+    "qwq": TextCallFormat.HERMES,
+    "qwen3_xml": TextCallFormat.QWEN3_CODER,
+    "qwen3coder": TextCallFormat.QWEN3_CODER,
+    "glm45": TextCallFormat.GLM,
+    "glm46": TextCallFormat.GLM,
+    "glm47": TextCallFormat.GLM,
+    "glm4_moe": TextCallFormat.GLM,
+    "deepseek_v3": TextCallFormat.DEEPSEEK,
+    "deepseek_v31": TextCallFormat.DEEPSEEK,
+    "deepseek_r1": TextCallFormat.DEEPSEEK,
+    "deepseek_v32": TextCallFormat.DSML,
+    "kimi": TextCallFormat.KIMI_K2,
+    "llama": TextCallFormat.LLAMA3_JSON,
+    "llama3": TextCallFormat.LLAMA3_JSON,
+    "llama4_pythonic": TextCallFormat.PYTHONIC,
+    "gpt_oss": TextCallFormat.HARMONY,
+    "openai": TextCallFormat.HARMONY,
+}
+
+_LABELS: Final[dict[TextCallFormat, str]] = {
+    TextCallFormat.AUTO: "tool-call",
+    TextCallFormat.HERMES: "Hermes <tool_call> JSON",
+    TextCallFormat.QWEN3_CODER: "Qwen3-Coder <function=...> XML",
+    TextCallFormat.GLM: "GLM <arg_key>/<arg_value>",
+    TextCallFormat.DEEPSEEK: "DeepSeek tool-call token",
+    TextCallFormat.DSML: "DeepSeek V3.2 DSML",
+    TextCallFormat.KIMI_K2: "Kimi K2 tool-call section",
+    TextCallFormat.MISTRAL: "Mistral [TOOL_CALLS]",
+    TextCallFormat.LLAMA3_JSON: "Llama 3 JSON",
+    TextCallFormat.PYTHONIC: "pythonic call list",
+    TextCallFormat.HARMONY: "Harmony commentary",
+}
+
+#: The start markers of each format (what opens a call region in text).
+_STARTS: Final[dict[TextCallFormat, tuple[str, ...]]] = {
+    TextCallFormat(value): markers for value, markers in START_MARKERS.items()
+}
+#: Formats models also write while thinking, as drafts: not read in reasoning or <think>.
+_DRAFTED: Final = frozenset(
+    {
+        TextCallFormat.HERMES,
+        TextCallFormat.QWEN3_CODER,
+        TextCallFormat.GLM,
+        TextCallFormat.LLAMA3_JSON,
+        TextCallFormat.PYTHONIC,
+    }
+)
+#: Formats whose reply may be the bare markup with no marker (at the start of content).
+_BARE: Final = {TextCallFormat.LLAMA3_JSON: "{", TextCallFormat.PYTHONIC: "["}
+_THINK_OPEN: Final = "<think>"
+_THINK_CLOSE: Final = "</think>"
+_ID_PREFIX: Final = "call"
+
+
+class _Channel:
+    """The content or the reasoning text of the stream, as one scanner: the undecided
+    tail (``buf`` from ``pos``), the region of markup being read, held whitespace."""
+
+    __slots__ = (
+        "after_call",
+        "block",
+        "buf",
+        "fresh",
+        "kind",
+        "pos",
+        "region",
+        "stage",
+        "think",
+        "ws",
+        "ws_pending",
+    )
+
+    def __init__(self, stage: TextCallExtractor, kind: type[WireText] | type[WireReasoning]):
+        self.stage = stage
+        self.kind = kind
+        self.block: int | None = None
+        self.buf = ""
+        self.pos = 0
+        self.region: Region | None = None
+        self.ws = ""  # whitespace held to see whether markup follows it
+        self.ws_pending = True  # at the start and after a call, whitespace is held
+        self.fresh = True  # nothing but whitespace seen yet (bare formats start here)
+        self.after_call = False
+        self.think = kind is WireReasoning
+
+    @property
+    def reasoning(self) -> bool:
+        return self.kind is WireReasoning
+
+    def idle(self) -> bool:
+        return self.region is None and not self.buf and not self.ws_pending
+
+    def emit(self, text: str) -> None:
+        """Pass ``text`` on as this channel's text."""
+        if text:
+            self.stage._text(self, text)
+
+    def release(self, region: Region) -> None:
+        """``region`` is not a call (or not one any more): its first held piece (the
+        opener) is text, the rest is scanned again as text."""
+        held = region.held
+        self.region = None
+        self.fresh = False
+        rest = "".join(held[1:])
+        self.buf = rest + self.buf[self.pos :]
+        self.pos = 0
+        self.emit(held[0] if held else "")
+
+    def end_region(self) -> None:
+        """The region ended as markup: what follows is text again."""
+        self.region = None
+        self.ws_pending = True
+        self.after_call = True
+
+    def run(self, final: bool) -> None:
+        stage = self.stage
+        while True:
+            if self.pos >= len(self.buf):
+                region = self.region
+                if not final or region is None:
+                    break
+                region.finish()
+                continue
+            region = self.region
+            progressed = region.step(final) if region is not None else stage._scan_text(self, final)
+            if not progressed:
+                break
+        if self.pos:
+            self.buf = self.buf[self.pos :]
+            self.pos = 0
+
+    def settle(self) -> None:
+        """Text that waits only to see whether a marker follows is decided now (the
+        stream moved to the other channel, or a new block began)."""
+        if self.region is not None:
+            return
+        if self.buf:
+            text = self.buf[self.pos :]
+            self.buf, self.pos = "", 0
+            if self.ws:
+                self.emit(self.ws)
+                self.ws = ""
+            self.emit(text)
+            self.ws_pending = False
+            self.fresh = False
+        elif self.ws and not self.after_call:
+            self.emit(self.ws)
+            self.ws = ""
+            self.ws_pending = False
+            self.fresh = False
+
+    def close(self) -> None:
+        """End of input: decide everything held."""
+        self.run(final=True)
+        if self.ws and not self.after_call:
+            self.emit(self.ws)
+        self.ws = ""
+        self.buf, self.pos = "", 0
+        self.ws_pending = True
+        self.fresh = True
+        self.after_call = False
+        self.think = self.reasoning
+
+
+class _CallOut:
+    """One extracted call as it is passed on: its id, index and name, the argument text
+    sent so far (``size``), and the JSON-writing steps of the formats whose values are
+    not JSON."""
+
+    __slots__ = ("call_id", "index", "members", "name", "notes", "repairs", "size", "stage")
+
+    def __init__(self, stage: TextCallExtractor, call_id: str, index: int, name: str) -> None:
+        self.stage = stage
+        self.call_id = call_id
+        self.index = index
+        self.name = name
+        self.size = 0
+        self.members = 0
+        self.repairs: list[Repair] = []
+        self.notes: list[str] = []
+
+    def args(self, text: str) -> None:
+        """Pass on argument text."""
+        if text:
+            self.size += len(text)
+            self.stage._args(self, text)
+
+    def key(self, key: str) -> None:
+        """Begin a member of the argument object: ``"key": ``."""
+        sep = ", " if self.members else ""
+        self.members += 1
+        self.args(f"{sep}{_json_string(key)}: ")
+
+    def note(self, text: str) -> None:
+        """Record a note for the call (``ToolCallReady.notes``)."""
+        if text not in self.notes:
+            self.notes.append(text)
+            self.stage._touch(self)
+
+    def repair(self, offset: int, description: str) -> None:
+        """Record a :attr:`RepairKind.MARKUP_VALUE` repair at ``offset`` of the text."""
+        self.repairs.append(
+            Repair(kind=RepairKind.MARKUP_VALUE, offset=offset, description=description)
+        )
+        self.stage._touch(self)
+
+    def end(self) -> None:
+        """The call's markup is complete."""
+        self.stage._end(self)
+
+
+def _json_string(text: str) -> str:
+    from ._textvalues import dumps
+
+    return dumps(text)
+
+
+class TextCallExtractor:
+    """Finds tool calls written as text in content (and reasoning) and passes them on as
+    structured wire deltas (see the module docstring).
+
+    ``format`` is ``"auto"`` or a :class:`TextCallFormat` (or a name
+    :meth:`TextCallFormat.parse` reads). ``tools`` (an OpenAI, Responses or Anthropic tool
+    list) gives the parameter types used to convert values written as raw text (Qwen3-Coder,
+    GLM, DSML) and, for bare JSON replies, the names that make one a call. ``max_size``
+    bounds a JSON wrapper held before its name (the assembler's bound).
+
+    ``feed(delta)`` returns the deltas to pass on for one delta; ``finish()`` says the
+    input ended (the end marker and errors do the same as they pass through). Nothing
+    passed in is modified.
+    """
+
+    def __init__(
+        self,
+        format: TextCallFormat | str = TextCallFormat.AUTO,
+        *,
+        tools: Iterable[Mapping[str, Any]] | None = None,
+        max_size: int = DEFAULT_MAX_SIZE,
+    ) -> None:
+        self.requested = TextCallFormat.parse(format)
+        self.schemas: dict[str, Mapping[str, Any]] | None = (
+            tool_schemas(tools) if tools is not None else None
+        )
+        self.max_size = max_size
+        self._locked: TextCallFormat | None = (
+            None if self.requested is TextCallFormat.AUTO else self.requested
+        )
+        self._content = _Channel(self, WireText)
+        self._reasoning = _Channel(self, WireReasoning)
+        self._out: list[WireDelta] = []
+        self._parts: list[str] = []  # text waiting to be passed on, of one channel
+        self._parts_key: tuple[type[WireText] | type[WireReasoning], int | None] | None = None
+        self._call: _CallOut | None = None  # the call whose argument text is waiting
+        self._call_parts: list[str] = []
+        self._calls = 0
+        self._ids: set[str] = set()
+        self._markers: dict[tuple[TextCallFormat | None, bool, bool], MarkerSet] = {}
+        self._triggers = self._first_chars()
+
+    # -- public --------------------------------------------------------------------------
+
+    @property
+    def format(self) -> TextCallFormat | None:
+        """The format calls are read in: the one named, or (``auto``) the format of the
+        first call found; None until then."""
+        return self._locked
+
+    @property
+    def calls_found(self) -> int:
+        """How many calls have been extracted so far."""
+        return self._calls
+
+    def feed(self, delta: WireDelta) -> list[WireDelta]:
+        """Take one wire delta; return the deltas to pass on, in order."""
+        kind = type(delta)
+        if kind is WireText or kind is WireReasoning:
+            assert isinstance(delta, WireText | WireReasoning)
+            text = delta.text
+            if not text:
+                return [delta]
+            channel = self._content if kind is WireText else self._reasoning
+            other = self._reasoning if kind is WireText else self._content
+            if other.buf or other.ws:
+                other.settle()
+            if channel.block != delta.block:
+                channel.settle()
+                channel.block = delta.block
+            if channel.idle():
+                for char in self._triggers:
+                    if char in text:
+                        break
+                else:
+                    return [delta]
+            channel.buf = channel.buf + text if channel.buf else text
+            channel.run(final=False)
+            return self._drain()
+        if kind is WireEnd or kind is WireError:
+            out = self.finish()
+            out.append(delta)
+            return out
+        return [delta]
+
+    def finish(self) -> list[WireDelta]:
+        """The text ended: release what is held, leave open calls unclosed (cut off).
+        The extractor can be fed again afterwards (it starts over)."""
+        self._content.close()
+        self._reasoning.close()
+        return self._drain()
+
+    # -- used by the channels and regions ------------------------------------------------
+
+    def allows(self, fmt: TextCallFormat | str) -> bool:
+        """Whether calls in ``fmt`` may be read now."""
+        if isinstance(fmt, str):
+            fmt = TextCallFormat(fmt)
+        locked = self._locked
+        return locked is None or fmt is locked
+
+    def lock(self, fmt: TextCallFormat) -> None:
+        """A call in ``fmt`` was confirmed: in ``auto``, keep to that format."""
+        if self._locked is None:
+            self._locked = fmt
+            self._triggers = self._first_chars()
+
+    def known_tool(self, name: str) -> bool | None:
+        """Whether ``name`` is among the tools given; None when none were."""
+        return None if self.schemas is None else name in self.schemas
+
+    def schema(self, name: str) -> Mapping[str, Any] | None:
+        """The argument schema of tool ``name``, when tools were given."""
+        return None if self.schemas is None else self.schemas.get(name)
+
+    def open_call(
+        self,
+        channel: _Channel,
+        fmt: TextCallFormat,
+        name: str,
+        *,
+        call_id: str | None = None,
+        end_marker: str | None = None,
+    ) -> _CallOut:
+        """Announce a call: its id (``call_id`` when the markup has one and it is new in
+        this stream, else ``call00001``...), index (its position among the extracted
+        calls) and name."""
+        self._calls += 1
+        if call_id is None or call_id in self._ids:
+            call_id = f"{_ID_PREFIX}{self._calls:05d}"
+            while call_id in self._ids:
+                call_id += "x"
+        self._ids.add(call_id)
+        call = _CallOut(self, call_id, self._calls - 1, name)
+        where = "reasoning" if channel.reasoning else "content"
+        note = f"written as text in the {where} ({fmt.label} markup) and extracted"
+        self._flush()
+        self._out.append(
+            WireToolCall(
+                id=call_id,
+                index=call.index,
+                name=name,
+                expects_end=True,
+                notes=(note,),
+                end_marker=end_marker,
+            )
+        )
+        return call
+
+    def markers(self, channel: _Channel) -> MarkerSet:
+        """The markers the text of ``channel`` is scanned for now."""
+        locked = self._locked
+        drafted_ok = not channel.think
+        key = (locked, channel.think, channel.reasoning)
+        found = self._markers.get(key)
+        if found is None:
+            formats = [locked] if locked is not None else list(_STARTS)
+            markers: set[str] = set()
+            for fmt in formats:
+                if drafted_ok or fmt not in _DRAFTED:
+                    markers.update(_STARTS[fmt])
+            if any(f in _DRAFTED for f in formats) and not channel.reasoning:
+                markers.add(_THINK_CLOSE if channel.think else _THINK_OPEN)
+            found = self._markers[key] = MarkerSet(markers)
+        return found
+
+    # -- text outside calls --------------------------------------------------------------
+
+    def _scan_text(self, ch: _Channel, final: bool) -> bool:
+        buf = ch.buf
+        pos = ch.pos
+        n = len(buf)
+        if ch.ws_pending:
+            i = pos
+            while i < n and buf[i] in WS:
+                i += 1
+            if i > pos:
+                ch.ws += buf[pos:i]
+                ch.pos = pos = i
+            if i == n:
+                if len(ch.ws) > MAX_HEADER_CHARS:
+                    ch.emit(ch.ws)
+                    ch.ws = ""
+                    ch.ws_pending = False
+                    ch.fresh = False
+                return True
+            ch.ws_pending = False
+            bare = self._locked
+            if ch.fresh and bare in _BARE and not ch.reasoning and buf[i] == _BARE[bare]:
+                opener, ch.ws = ch.ws, ""
+                ch.fresh = False
+                ch.region = bare_region(self, ch, bare, opener)
+                return True
+        markers = self.markers(ch)
+        start, marker = markers.find(buf, pos)
+        if start > pos:
+            if ch.ws:
+                ch.emit(ch.ws)
+                ch.ws = ""
+            ch.emit(buf[pos:start])
+            ch.fresh = False
+            ch.after_call = False
+        if marker is None:
+            ch.pos = start
+            if start == n:
+                return True
+            if final:
+                if ch.ws:
+                    ch.emit(ch.ws)
+                    ch.ws = ""
+                ch.emit(buf[start:])
+                ch.pos = n
+                return True
+            return False
+        ch.pos = start + len(marker)
+        opener, ch.ws = ch.ws + marker, ""
+        ch.fresh = False
+        if marker in (_THINK_OPEN, _THINK_CLOSE):
+            ch.emit(opener)
+            ch.think = marker == _THINK_OPEN
+            ch.ws_pending = not ch.think
+            ch.after_call = False
+            return True
+        ch.region = region_for(self, ch, marker, opener)
+        return True
+
+    def _first_chars(self) -> tuple[str, ...]:
+        chars: set[str] = set()
+        for fmt, starts in _STARTS.items():
+            if self._locked is not None and fmt is not self._locked:
+                continue
+            chars.update(s[0] for s in starts)
+        if self._locked is None or self._locked in _DRAFTED:
+            chars.add("<")
+        return tuple(sorted(chars))
+
+    # -- output --------------------------------------------------------------------------
+
+    def _text(self, ch: _Channel, text: str) -> None:
+        self._text_as(ch.kind, ch.block, text)
+
+    def emit_kind(self, ch: _Channel, reasoning: bool, text: str) -> None:
+        """Pass ``text`` on as reasoning or content, whichever channel it was read in
+        (Harmony's analysis channel is reasoning)."""
+        if text:
+            self._text_as(WireReasoning if reasoning else WireText, ch.block, text)
+
+    def _text_as(
+        self, kind: type[WireText] | type[WireReasoning], block: int | None, text: str
+    ) -> None:
+        key = (kind, block)
+        if self._parts_key != key:
+            self._flush()
+            self._parts_key = key
+        self._parts.append(text)
+
+    def _args(self, call: _CallOut, text: str) -> None:
+        if self._call is not call:
+            self._flush()
+            self._call = call
+        self._call_parts.append(text)
+
+    def _touch(self, call: _CallOut) -> None:
+        if self._call is not call:
+            self._flush()
+            self._call = call
+
+    def _end(self, call: _CallOut) -> None:
+        if self._call is call:
+            self._flush()
+        elif call.repairs or call.notes:
+            self._touch(call)
+            self._flush()
+        self._out.append(WireToolEnd(id=call.call_id, index=call.index))
+
+    def _flush(self) -> None:
+        key = self._parts_key
+        if key is not None:
+            text = "".join(self._parts)
+            self._parts.clear()
+            self._parts_key = None
+            self._out.append(key[0](text=text, block=key[1]))
+        call = self._call
+        if call is not None:
+            text = "".join(self._call_parts)
+            self._call_parts.clear()
+            self._call = None
+            repairs = tuple(call.repairs)
+            notes = tuple(call.notes)
+            call.repairs.clear()
+            if text or repairs or notes:
+                self._out.append(
+                    WireToolCall(
+                        id=call.call_id,
+                        index=call.index,
+                        arguments=text or None,
+                        repairs=repairs,
+                        notes=notes,
+                    )
+                )
+
+    def _drain(self) -> list[WireDelta]:
+        self._flush()
+        out = self._out
+        self._out = []
+        return out
