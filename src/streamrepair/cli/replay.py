@@ -34,6 +34,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..providers.normalizer import Provider
+from ..providers.textcalls import TextCallFormat
 from ..stream.pipeline import ToolCallStream
 from ..stream.recordings import load_recording
 
@@ -95,6 +96,14 @@ def register(subparsers: Any) -> None:
         help="choice (Gemini: candidate) to follow when n > 1; one the stream does not have "
         "fails it",
     )
+    parser.add_argument(
+        "--text-tool-calls",
+        type=_text_format,
+        metavar="FORMAT",
+        help="read tool calls the model wrote as text in its content: auto, or one of "
+        + ", ".join(f.value for f in TextCallFormat if f is not TextCallFormat.AUTO)
+        + " (vLLM's --tool-call-parser names work too)",
+    )
     parser.add_argument("--plain", action="store_true", help="plain text even on a terminal")
     parser.add_argument(
         "--strict",
@@ -103,6 +112,13 @@ def register(subparsers: Any) -> None:
         "failed, every call is ready and none the stop reason announced is missing",
     )
     parser.set_defaults(handler=_run)
+
+
+def _text_format(name: str) -> TextCallFormat:
+    try:
+        return TextCallFormat.parse(name)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _choice(text: str) -> int:
@@ -142,7 +158,12 @@ def _run(args: argparse.Namespace) -> int:
         if args.tools:
             with open(args.tools, encoding="utf-8") as handle:
                 tools = json.load(handle)
-        core = ToolCallStream(provider=args.provider, tools=tools, choice=args.choice)
+        core = ToolCallStream(
+            provider=args.provider,
+            tools=tools,
+            choice=args.choice,
+            text_tool_calls=args.text_tool_calls,
+        )
     except (OSError, ValueError) as exc:
         print(f"streamrepair replay: {exc}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ Theory of operation
     bytes --SSEDecoder / JSONLinesDecoder--> JSON payloads --json.loads--> chunks
     bytes --EventStreamDecoder--> AWS event-stream messages --frame_chunk--> chunks
     chunks (dicts or SDK objects) --ChunkNormalizer--> wire deltas
+    [wire deltas --TextCallExtractor--> wire deltas]   (with ``text_tool_calls``)
     wire deltas --ToolCallTracker (+ one ArgumentAssembler per call)--> events
 
 ``feed(x)`` takes bytes of a raw HTTP body (``text/event-stream``; newline-delimited
@@ -25,18 +26,22 @@ Once :class:`~streamrepair.Done` has been emitted (end marker, error, ``finish()
 
 ``tools`` turns on the schema check (unknown tool names rejected, ready arguments
 schema-repaired); the schema machinery (jsonschema) is imported only then.
+
+``text_tool_calls`` (``"auto"`` or a format name) adds the
+:class:`~streamrepair.providers.textcalls.TextCallExtractor`: tool calls a model wrote as
+text in its content (a server without a tool parser) become calls like structured ones.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ClosedError, EventStreamError, SSEError, UnsupportedChunkError
 from ..events import Done, StreamEvent, ToolCallReady, ToolCallRejected
 from ..providers.normalizer import ChunkNormalizer, Provider, as_chunk
-from ..providers.wire import WireEnd, WireError
+from ..providers.wire import WireDelta, WireEnd, WireError
 from ..syntax.assembler import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE
 from .eventstream import EventStreamDecoder, EventStreamMessage, frame_chunk
 from .sse import (
@@ -46,6 +51,9 @@ from .sse import (
     SSEDecoder,
 )
 from .tracker import DEFAULT_MAX_TEXT_CHARS, ArgumentCheck, CallProgress, ToolCallTracker
+
+if TYPE_CHECKING:
+    from ..providers.textcalls import TextCallExtractor, TextCallFormat
 
 __all__ = ["ToolCallStream"]
 
@@ -67,7 +75,9 @@ class ToolCallStream:
     choices and none of this one fails at its end (``unsupported_chunk``).
     ``previews=False`` skips the preview on each :class:`ToolCallDelta`. The ``max_*``
     bounds are those of the layers (see ``sse.py``, ``eventstream.py``, ``tracker.py`` and
-    :class:`~streamrepair.ArgumentAssembler`).
+    :class:`~streamrepair.ArgumentAssembler`). ``text_tool_calls`` (``"auto"`` or a
+    :class:`~streamrepair.TextCallFormat` or its name; default None: off) reads tool calls
+    written as text in the content and reasoning (``docs/text-tool-calls.md``).
 
     Call :meth:`feed` with each piece of input, then :meth:`finish` once (or
     :meth:`abort`). :attr:`done` holds the :class:`~streamrepair.Done` event once the
@@ -87,7 +97,15 @@ class ToolCallStream:
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+        text_tool_calls: TextCallFormat | str | None = None,
     ) -> None:
+        self._text_calls: TextCallExtractor | None = None
+        if text_tool_calls is not None:
+            from ..providers.textcalls import TextCallExtractor
+
+            if tools is not None:
+                tools = list(tools)  # read twice: by the stage and by the schema check
+            self._text_calls = TextCallExtractor(text_tool_calls, tools=tools, max_size=max_size)
         self._normalizer = ChunkNormalizer(provider, choice=choice)
         self._tracker = ToolCallTracker(
             provider=self._normalizer.provider,
@@ -169,9 +187,9 @@ class ToolCallStream:
                 if self._frames.error is not None:
                     raise self._frames.error
         except SSEError as exc:
-            out.extend(self._tracker.fail(WireError(message=str(exc), code="sse")))
+            self._fail(WireError(message=str(exc), code="sse"), out)
         except EventStreamError as exc:
-            out.extend(self._tracker.fail(WireError(message=str(exc), code="eventstream")))
+            self._fail(WireError(message=str(exc), code="eventstream"), out)
         return out
 
     def feed_chunk(self, chunk: object) -> list[StreamEvent]:
@@ -184,7 +202,7 @@ class ToolCallStream:
         try:
             mapping = as_chunk(chunk)
         except UnsupportedChunkError as exc:
-            out.extend(self._tracker.fail(WireError(message=str(exc), code="unsupported_chunk")))
+            self._fail(WireError(message=str(exc), code="unsupported_chunk"), out)
             return out
         self._chunk(mapping, out)
         return out
@@ -205,10 +223,11 @@ class ToolCallStream:
                 elif self._frames is not None:
                     self._frames.finish()
             except SSEError as exc:
-                out.extend(self._tracker.fail(WireError(message=str(exc), code="sse")))
+                self._fail(WireError(message=str(exc), code="sse"), out)
             except EventStreamError as exc:
-                out.extend(self._tracker.fail(WireError(message=str(exc), code="eventstream")))
+                self._fail(WireError(message=str(exc), code="eventstream"), out)
             self._check_choice(out)
+            self._flush_text_calls(out)
             out.extend(self._tracker.finish())
         self._closed = True
         return out
@@ -226,16 +245,41 @@ class ToolCallStream:
         rejected, ``Done``. No-op once the stream is over."""
         out: list[StreamEvent] = []
         error = WireError(message=message, code=code, error_type=error_type, raw=raw)
-        out.extend(self._tracker.fail(error))
+        self._fail(error, out)
         return out
 
     def abort(self) -> list[StreamEvent]:
         """The consumer stopped reading: calls not yet judged end as ``aborted``; nothing
         becomes ready. Safe to call at any time, any number of times."""
         self._closed = True
-        return self._tracker.abort()
+        out: list[StreamEvent] = []
+        self._flush_text_calls(out)
+        out.extend(self._tracker.abort())
+        return out
 
     # -- internals -----------------------------------------------------------------------
+
+    def _fail(self, error: WireError, out: list[StreamEvent]) -> None:
+        self._flush_text_calls(out)
+        out.extend(self._tracker.fail(error))
+
+    def _flush_text_calls(self, out: list[StreamEvent]) -> None:
+        """Text held by the text-call stage is passed on (the stream is ending)."""
+        if self._text_calls is not None and self._tracker.done is None:
+            feed = self._tracker.feed
+            for delta in self._text_calls.finish():
+                out.extend(feed(delta))
+
+    def _deliver(self, deltas: list[WireDelta], out: list[StreamEvent]) -> None:
+        feed = self._tracker.feed
+        stage = self._text_calls
+        if stage is None:
+            for delta in deltas:
+                out.extend(feed(delta))
+            return
+        for delta in deltas:
+            for passed in stage.feed(delta):
+                out.extend(feed(passed))
 
     def _check_open(self) -> None:
         if self._closed:
@@ -283,13 +327,11 @@ class ToolCallStream:
         try:
             deltas = self._normalizer.normalize(chunk)
         except UnsupportedChunkError as exc:
-            out.extend(self._tracker.fail(WireError(message=str(exc), code="unsupported_chunk")))
+            self._fail(WireError(message=str(exc), code="unsupported_chunk"), out)
             return
         if self._tracker.provider is None:
             self._tracker.provider = self._normalizer.provider
-        feed = self._tracker.feed
-        for delta in deltas:
-            out.extend(feed(delta))
+        self._deliver(deltas, out)
 
     def _check_choice(self, out: list[StreamEvent]) -> None:
         """At the end: chunks of other choices came and none of the chosen one."""
@@ -297,7 +339,7 @@ class ToolCallStream:
         if problem is not None and self.done is None:
             self._sync_provider()
             error = WireError(message=problem, code="unsupported_chunk")
-            out.extend(self._tracker.fail(error))
+            self._fail(error, out)
 
     def _frame(self, message: EventStreamMessage, out: list[StreamEvent]) -> None:
         try:
@@ -305,7 +347,7 @@ class ToolCallStream:
         except ValueError as exc:
             text = message.payload[:120]
             reason = f"an event-stream message is not a chunk ({exc}): {text!r}"
-            out.extend(self._tracker.fail(WireError(message=reason, code="bad_chunk")))
+            self._fail(WireError(message=reason, code="bad_chunk"), out)
             return
         if chunk is not None:
             self._chunk(chunk, out)
@@ -317,16 +359,16 @@ class ToolCallStream:
         if text.startswith("[DONE]"):
             self._sync_provider()
             self._check_choice(out)
-            out.extend(self._tracker.feed(WireEnd()))
+            self._deliver([WireEnd()], out)
             return
         try:
             chunk = json.loads(text)
         except ValueError as exc:
             message = f"a chunk is not valid JSON ({exc}): {text[:120]!r}"
-            out.extend(self._tracker.fail(WireError(message=message, code="bad_chunk", raw=text)))
+            self._fail(WireError(message=message, code="bad_chunk", raw=text), out)
             return
         if type(chunk) is not dict:
             message = f"a chunk is not a JSON object: {text[:120]!r}"
-            out.extend(self._tracker.fail(WireError(message=message, code="bad_chunk", raw=text)))
+            self._fail(WireError(message=message, code="bad_chunk", raw=text), out)
             return
         self._chunk(chunk, out)
