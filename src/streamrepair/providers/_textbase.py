@@ -18,12 +18,13 @@ tracker then judges it ``cut_off``.
 
 from __future__ import annotations
 
+import json.encoder
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from ._textscan import COMPLETE, MAX_HEADER_CHARS, WS, JsonExtent, MarkerSet
-from ._textvalues import convert_text, dumps, loads, streams_as_string
+from ._textvalues import convert_text, loads, streams_as_string
 
 if TYPE_CHECKING:
     from .textcalls import TextCallExtractor, TextCallFormat, _CallOut, _Channel
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 __all__: list[str] = []
 
 State = Callable[[bool], bool]
+
+_encode_string: Callable[[str], str] = json.encoder.encode_basestring
 
 #: Longest tool name (and parameter name) accepted.
 MAX_NAME_CHARS: Final = 256
@@ -41,13 +44,20 @@ _JSON_START: Final = frozenset('{["-0123456789tfn')
 PY_NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
+#: Members of a call's JSON wrapper that are the format's own, not arguments (Mistral
+#: writes the call id after the arguments, too late to be the call's id here).
+_WRAPPER_KEYS: Final = frozenset({"id", "type", "index"})
+
+
 def valid_name(name: str) -> bool:
     """A tool or parameter name as the templates write them: no whitespace, no markup."""
     return 0 < len(name) <= MAX_NAME_CHARS and _NAME_BAD.search(name) is None
 
 
 def escape(text: str) -> str:
-    return dumps(text)[1:-1]
+    """``text`` as the inside of a JSON string (non-ASCII kept, as ``json.dumps`` with
+    ``ensure_ascii=False`` writes it; the C encoder, once per piece)."""
+    return _encode_string(text)[1:-1]
 
 
 class TextValue:
@@ -380,7 +390,8 @@ class Region:
 
     def w_skipped(self, key: str) -> None:
         if self.call is not None:
-            self.call.note(f"the member {key!r} of the call's JSON was ignored")
+            if key not in _WRAPPER_KEYS:
+                self.call.note(f"the member {key!r} of the call's JSON was ignored")
             self.mark()
 
     def _open_wrapped(self, name: str) -> None:

@@ -23,6 +23,7 @@ class ToolCallTag(Region):
     """``<tool_call>``: what follows says which format it is."""
 
     def begin(self, final: bool) -> bool:
+        start = self.pos
         if not self.skip_ws():
             return self.wait(final)
         buf, pos, stage = self.buf, self.pos, self.stage
@@ -36,7 +37,8 @@ class ToolCallTag(Region):
             if found:
                 self.take(pos + len(found))
                 return self.become(FunctionRegion, wrapped=True)
-        if stage.allows("glm") and NAME_START.match(c):
+        # GLM's template writes the name right after the tag ("<tool_call>get_weather")
+        if pos == start and stage.allows("glm") and NAME_START.match(c):
             return self.become(GlmRegion)
         return self.fail()
 

@@ -271,6 +271,10 @@ class GlmRegion(Region):
         self.name = found[0].strip()
         if not valid_name(self.name):
             return self.fail()
+        if found[1] == "</tool_call>" and self.stage.known_tool(self.name) is False:
+            # "<tool_call>word</tool_call>" is GLM 4.7's call without arguments, and
+            # also what prose about tags looks like: a call only to a known tool
+            return self.fail()
         self.open(self.name, end_marker="</tool_call>")
         self.args("{")
         self.state = self.members
