@@ -2,7 +2,8 @@
 
 Each ``<name>.sse`` (or ``.ndjson``, or ``.eventstream``: AWS binary frames) has ``<name>.events.jsonl``: the events, one JSON
 object per line, as ``StreamEvent.to_dict()`` gives them. ``<name>.tools.json``, when
-present, is passed as ``tools=``. Set ``STREAMREPAIR_UPDATE_GOLDEN=1`` to rewrite the
+present, is passed as ``tools=``; ``<name>.options.json``, when present, holds other
+``ToolCallStream`` options (``text_tool_calls``). Set ``STREAMREPAIR_UPDATE_GOLDEN=1`` to rewrite the
 golden files after a deliberate change (then read the diff).
 """
 
@@ -29,8 +30,14 @@ def _stem(path: Path) -> str:
 
 
 def options(path: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     tools = path.with_name(_stem(path) + ".tools.json")
-    return {"tools": json.loads(tools.read_text(encoding="utf-8"))} if tools.exists() else {}
+    if tools.exists():
+        out["tools"] = json.loads(tools.read_text(encoding="utf-8"))
+    extra = path.with_name(_stem(path) + ".options.json")
+    if extra.exists():
+        out.update(json.loads(extra.read_text(encoding="utf-8")))
+    return out
 
 
 def replay(path: Path, pieces: list[bytes]) -> list[dict[str, Any]]:
