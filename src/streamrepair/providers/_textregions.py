@@ -22,9 +22,13 @@ _FUNCTION_OPEN = MarkerSet(["<function="])
 class ToolCallTag(Region):
     """``<tool_call>``: what follows says which format it is."""
 
+    gap = False  # whitespace came between the tag and what follows
+
     def begin(self, final: bool) -> bool:
         start = self.pos
-        if not self.skip_ws():
+        more = self.skip_ws()
+        self.gap = self.gap or self.pos > start
+        if not more:
             return self.wait(final)
         buf, pos, stage = self.buf, self.pos, self.stage
         c = buf[pos]
@@ -38,7 +42,7 @@ class ToolCallTag(Region):
                 self.take(pos + len(found))
                 return self.become(FunctionRegion, wrapped=True)
         # GLM's template writes the name right after the tag ("<tool_call>get_weather")
-        if pos == start and stage.allows("glm") and NAME_START.match(c):
+        if not self.gap and stage.allows("glm") and NAME_START.match(c):
             return self.become(GlmRegion)
         return self.fail()
 

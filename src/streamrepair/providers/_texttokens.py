@@ -198,7 +198,7 @@ class KimiRegion(Region):
         if found is False:
             return self.fail()
         assert isinstance(found, tuple)
-        ident = "".join(found[0].split())  # vllm-project/vllm#38579: "\n" inside ids
+        ident = found[0].strip()  # vllm-project/vllm#38579: newlines around ids
         head = ident.rsplit(":", 1)[0] if ":" in ident else ident
         name = (
             head[len("functions.") :] if head.startswith("functions.") else head.rsplit(".", 1)[-1]
@@ -238,6 +238,7 @@ _H_CHANNEL: Final = "<|channel|>"
 _H_START: Final = "<|start|>"
 _H_ENDS: Final = ("<|end|>", "<|return|>", "<|call|>")
 _RECIPIENT = re.compile(r"\bto=([^\s<]+)")
+_CHANNEL = re.compile(r"[A-Za-z_][\w.-]*")
 
 
 class HarmonyRegion(Region):
@@ -275,8 +276,8 @@ class HarmonyRegion(Region):
         channel = words[0] if words else ""
         recipient = _RECIPIENT.search(head)
         target = recipient.group(1) if recipient is not None else ""
-        if not channel and not target:
-            return self.fail()
+        if not _CHANNEL.fullmatch(channel) and not target:
+            return self.fail()  # a channel is a word: analysis, commentary, final
         if target.startswith("functions."):
             name = target[len("functions.") :]
             if not valid_name(name):

@@ -23,7 +23,7 @@ Invariants:
   and argument text come out.
 * **Bounded hold-back.** Text that could still be the start of a marker is held, and
   released as soon as it cannot be one: at most the longest active marker minus one
-  character (28 in ``auto``). After a whole start marker, the markup up to the call's
+  character (27 in ``auto``). After a whole start marker, the markup up to the call's
   name is held (at most :data:`MAX_HEADER_CHARS`; a JSON wrapper that puts its
   ``"arguments"`` before its ``"name"`` is held up to ``max_size``). A lookahead that
   decides whether a closing tag is structural holds at most :data:`MAX_HEADER_CHARS`.
