@@ -1,0 +1,902 @@
+"""Tool calls written as text (``text_tool_calls``): every format whole, one character at a
+time and at random splits; every marker split at every position; look-alikes released as
+soon as they cannot be markers; calls cut off anywhere never ready; bad markup left as
+text; values typed by the schema; the reasoning rule; the pipeline, drivers and CLI.
+
+Streams are fed as Chat Completions chunks whose ``content`` (or ``reasoning_content``)
+pieces are the splits under test. Results are compared as summaries: adjacent text
+merged, each call's argument text joined, its last preview kept.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streamrepair import (
+    Done,
+    ReasoningDelta,
+    RepairKind,
+    StreamFailed,
+    TextCallExtractor,
+    TextCallFormat,
+    TextDelta,
+    ToolCallReady,
+    ToolCallRejected,
+    ToolCallStarted,
+    ToolCallStream,
+    aiter_events,
+    append_repair_notes,
+    iter_events,
+    load_recording,
+)
+from streamrepair.providers import MAX_HEADER_CHARS, WireEnd, WireReasoning, WireText
+from streamrepair.providers._textregions import START_MARKERS
+from streamrepair.providers._textvalues import convert_python, convert_text, param_types
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "content": {"type": "string"},
+                    "mode": {"type": "integer"},
+                    "append": {"type": "boolean"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["path"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            },
+        },
+    },
+    {"type": "function", "function": {"name": "get_time", "parameters": {}}},
+]
+
+
+@dataclass(frozen=True)
+class Sample:
+    fmt: str
+    text: str
+    calls: list[tuple[str, dict[str, Any]]]  # the ready calls, in order
+    content: str = ""  # the text left once the markup is removed
+    first_end: str = ""  # the substring whose end completes the first call
+    tools: list[dict[str, Any]] | None = None
+    reasoning: bool = False
+    repairs: list[str] = field(default_factory=list)  # markup_value parameter names
+
+
+SAMPLES: dict[str, Sample] = {
+    "hermes": Sample(
+        "auto",
+        'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris </tool_call>"}}'
+        '\n</tool_call>\n<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>',
+        [("get_weather", {"city": "Paris </tool_call>"}), ("get_time", {})],
+        "Checking.\n",
+        "}}\n</tool_call>",
+    ),
+    "qwen3_coder": Sample(
+        "auto",
+        "<tool_call>\n<function=write_file>\n<parameter=path>\na.py\n</parameter>\n"
+        "<parameter=content>\nx = 1 </parameter> y\n\n</parameter>\n<parameter=mode>\n644\n"
+        "</parameter>\n</function>\n</tool_call>",
+        [("write_file", {"path": "a.py", "content": "x = 1 </parameter> y\n", "mode": 644})],
+        "",
+        "</function>\n</tool_call>",
+        TOOLS,
+        repairs=["mode"],
+    ),
+    "glm": Sample(
+        "glm45",
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n"
+        "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>",
+        [("get_weather", {"city": "Paris", "days": 3})],
+        "",
+        "</arg_value>\n</tool_call>",
+        TOOLS,
+        repairs=["days"],
+    ),
+    "deepseek_v3": Sample(
+        "auto",
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+        '{"city": "Oslo"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        [("get_weather", {"city": "Oslo"})],
+        "",
+        "```<｜tool▁call▁end｜>",
+    ),
+    "deepseek_v31": Sample(
+        "deepseek_v31",
+        "Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>"
+        '{"city": "Oslo"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}'
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        [("get_weather", {"city": "Oslo"}), ("get_time", {})],
+        "Sure.",
+        '"}<｜tool▁call▁end｜>',
+    ),
+    "dsml": Sample(
+        "auto",
+        '\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter '
+        'name="city" string="true">Oslo</｜DSML｜parameter>\n<｜DSML｜parameter name="days" '
+        'string="false">2</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+        [("get_weather", {"city": "Oslo", "days": 2})],
+        "",
+        "</｜DSML｜invoke>",
+    ),
+    "kimi_k2": Sample(
+        "auto",
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+        '<|tool_call_argument_begin|>{"city": "Oslo"}<|tool_call_end|><|tool_calls_section_end|>',
+        [("get_weather", {"city": "Oslo"})],
+        "",
+        '"}<|tool_call_end|>',
+    ),
+    "kimi_k2_reasoning": Sample(
+        "auto",
+        "I will look.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:0"
+        "<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>",
+        [("get_time", {})],
+        "I will look.",
+        "{}<|tool_call_end|>",
+        reasoning=True,
+    ),
+    "mistral": Sample(
+        "auto",
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}[TOOL_CALLS]get_time[CALL_ID]a1B2c3D4e'
+        "[ARGS]{}",
+        [("get_weather", {"city": "Oslo"}), ("get_time", {})],
+        "",
+        '"Oslo"}',
+    ),
+    "mistral_array": Sample(
+        "mistral",
+        '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Oslo"}, "id": "a1B2c3D4e"}]',
+        [("get_weather", {"city": "Oslo"})],
+        "",
+        '"a1B2c3D4e"}',
+    ),
+    "llama3_json": Sample(
+        "llama3_json",
+        '{"name": "get_weather", "parameters": {"city": "Oslo"}}; {"name": "get_time", '
+        '"parameters": {}}',
+        [("get_weather", {"city": "Oslo"}), ("get_time", {})],
+        "",
+        '"Oslo"}}',
+    ),
+    "python_tag": Sample(
+        "auto",
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Oslo"}}',
+        [("get_weather", {"city": "Oslo"})],
+        "",
+        '"Oslo"}}',
+    ),
+    "pythonic": Sample(
+        "pythonic",
+        "[get_weather(city='Oslo', days=2), get_time()]",
+        [("get_weather", {"city": "Oslo", "days": 2}), ("get_time", {})],
+        "",
+        "days=2)",
+        repairs=["city"],
+    ),
+    "harmony": Sample(
+        "auto",
+        "<|channel|>analysis<|message|>Need it.<|end|><|start|>assistant<|channel|>commentary "
+        'to=functions.get_weather <|constrain|>json<|message|>{"city":"Oslo"}<|call|>',
+        [("get_weather", {"city": "Oslo"})],
+        "",
+        "<|call|>",
+    ),
+}
+
+
+def chunks(pieces: list[str], *, reasoning: bool = False, finish: str = "stop") -> list[Any]:
+    key = "reasoning_content" if reasoning else "content"
+    out: list[Any] = [
+        {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {key: p}}]}
+        for p in pieces
+    ]
+    out.append(
+        {
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+        }
+    )
+    return out
+
+
+def run(
+    pieces: list[str],
+    fmt: str | None = "auto",
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    reasoning: bool = False,
+    finish: str = "stop",
+) -> list[Any]:
+    core = ToolCallStream(text_tool_calls=fmt, tools=tools)
+    events: list[Any] = []
+    for chunk in chunks(pieces, reasoning=reasoning, finish=finish):
+        events.extend(core.feed(chunk))
+    events.extend(core.finish())
+    return events
+
+
+def summary(events: list[Any]) -> list[dict[str, Any]]:
+    """Events with adjacent text merged and each call's argument pieces joined."""
+    out: list[dict[str, Any]] = []
+    for event in events:
+        d = event.to_dict()
+        kind = d["type"]
+        if kind in ("text_delta", "reasoning_delta") and out and out[-1]["type"] == kind:
+            out[-1]["text"] += d["text"]
+            continue
+        same_call = out and out[-1]["type"] == kind and out[-1].get("call_id") == d.get("call_id")
+        if kind == "tool_call_delta" and same_call:
+            out[-1]["text"] += d["text"]
+            out[-1]["preview"] = d["preview"]
+            continue
+        out.append(d)
+    return out
+
+
+def split(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({c for c in cuts if 0 < c < len(text)})
+    return [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+
+
+def sample_run(s: Sample, pieces: list[str], **kw: Any) -> list[dict[str, Any]]:
+    return summary(run(pieces, s.fmt, tools=s.tools, reasoning=s.reasoning, **kw))
+
+
+def texts(events: list[Any], kind: type = TextDelta) -> str:
+    return "".join(e.text for e in events if isinstance(e, kind))
+
+
+# -- each format: whole, per character, random splits, every two-way split ----------------
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_sample_whole(name: str) -> None:
+    s = SAMPLES[name]
+    events = run([s.text], s.fmt, tools=s.tools, reasoning=s.reasoning)
+    ready = [e for e in events if isinstance(e, ToolCallReady)]
+    assert [(e.name, e.arguments) for e in ready] == s.calls
+    assert not any(isinstance(e, ToolCallRejected) for e in events)
+    done = events[-1]
+    assert isinstance(done, Done)
+    if s.reasoning:
+        assert texts(events) == ""
+        assert texts(events, ReasoningDelta) == s.content
+    else:
+        assert texts(events) == s.content
+        assert done.messages[0]["content"] == s.content
+    assert [c["function"]["name"] for c in done.messages[0]["tool_calls"]] == [
+        n for n, _ in s.calls
+    ]
+    for event in ready:
+        assert any("extracted" in note for note in event.notes)
+    named = [
+        r.description.split("'")[1]
+        for e in ready
+        for r in e.repairs
+        if r.kind is RepairKind.MARKUP_VALUE
+    ]
+    assert named == s.repairs
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_sample_per_character(name: str) -> None:
+    s = SAMPLES[name]
+    assert sample_run(s, list(s.text)) == sample_run(s, [s.text])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(SAMPLES)), st.lists(st.integers(1, 400), max_size=12))
+def test_sample_random_splits(name: str, cuts: list[int]) -> None:
+    s = SAMPLES[name]
+    pieces = split(s.text, [c % (len(s.text) + 1) for c in cuts])
+    assert sample_run(s, pieces) == sample_run(s, [s.text])
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_every_marker_split_at_every_position(name: str) -> None:
+    # Every two-way split of the sample: each of its markers is cut at each position.
+    s = SAMPLES[name]
+    whole = sample_run(s, [s.text])
+    for k in range(1, len(s.text)):
+        assert sample_run(s, [s.text[:k], s.text[k:]]) == whole, (name, k)
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_three_pieces_around_every_marker(name: str) -> None:
+    # Every start marker of the sample's text cut twice inside itself.
+    s = SAMPLES[name]
+    whole = sample_run(s, [s.text])
+    markers = {m for ms in START_MARKERS.values() for m in ms}
+    for marker in markers:
+        at = s.text.find(marker)
+        if at < 0:
+            continue
+        for a in range(at + 1, at + len(marker)):
+            for b in range(a + 1, at + len(marker)):
+                pieces = [s.text[:a], s.text[a:b], s.text[b:]]
+                assert sample_run(s, pieces) == whole, (name, marker, a, b)
+
+
+# -- cut off anywhere ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("finish", ["stop", "length"])
+@pytest.mark.parametrize("name", SAMPLES)
+def test_a_call_cut_anywhere_is_never_ready(name: str, finish: str) -> None:
+    s = SAMPLES[name]
+    complete = s.text.index(s.first_end) + len(s.first_end)
+    for cut in range(1, complete):
+        events = run([s.text[:cut]], s.fmt, tools=s.tools, reasoning=s.reasoning, finish=finish)
+        assert not any(isinstance(e, ToolCallReady) for e in events), (name, cut)
+        assert isinstance(events[-1], Done)
+        started = [e.call_id for e in events if isinstance(e, ToolCallStarted)]
+        judged = [e.call_id for e in events if isinstance(e, ToolCallRejected)]
+        assert started == judged  # every announced call is judged, none silently lost
+        for e in events:
+            if isinstance(e, ToolCallRejected):
+                assert e.reason.value == "cut_off", (name, cut, e.detail)
+    events = run([s.text[:complete]], s.fmt, tools=s.tools, reasoning=s.reasoning)
+    ready = [(e.name, e.arguments) for e in events if isinstance(e, ToolCallReady)]
+    assert ready[:1] == s.calls[:1]
+
+
+def test_cut_off_detail_names_the_missing_tag() -> None:
+    events = run(['<tool_call>\n{"name": "get_time", "arguments": {}}'], finish="stop")
+    rejected = [e for e in events if isinstance(e, ToolCallRejected)]
+    assert [e.reason.value for e in rejected] == ["cut_off"]
+    assert "its closing </tool_call> never arrived" in rejected[0].detail
+    assert rejected[0].raw == "{}"
+
+
+def test_a_call_cut_before_its_name_is_text() -> None:
+    text = 'Hi <tool_call>\n{"name": "get_wea'
+    events = run([text], finish="length")
+    assert texts(events) == text
+    assert not any(isinstance(e, ToolCallStarted) for e in events)
+
+
+# -- look-alikes and bad markup ------------------------------------------------------------
+
+ALL_MARKERS = sorted({m for ms in START_MARKERS.values() for m in ms})
+
+
+@pytest.mark.parametrize("marker", ALL_MARKERS)
+def test_a_marker_prefix_is_held_only_while_it_could_be_one(marker: str) -> None:
+    for k in range(1, len(marker)):
+        prefix = marker[:k]
+        stage = TextCallExtractor("auto")
+        first = stage.feed(WireText(text="ab" + prefix))
+        out = "".join(d.text for d in first if isinstance(d, WireText))
+        assert out == "ab"  # only the prefix is held
+        second = stage.feed(WireText(text="§ rest"))
+        out += "".join(d.text for d in second if isinstance(d, WireText))
+        assert out == "ab" + prefix + "§ rest"  # released as soon as it cannot be one
+        assert stage.finish() == []
+
+
+def test_the_hold_back_bound_is_the_longest_marker_minus_one() -> None:
+    longest = max(len(m) for m in ALL_MARKERS)
+    assert longest - 1 == 27  # stated in docs/text-tool-calls.md
+    page = (ROOT / "docs" / "text-tool-calls.md").read_text(encoding="utf-8")
+    assert "27 characters" in page
+    assert f"{MAX_HEADER_CHARS} characters" in page
+
+
+def test_plain_text_passes_through_as_the_same_objects() -> None:
+    stage = TextCallExtractor("auto")
+    stage.feed(WireText(text="Hi"))  # the start of a channel goes the slow way (whitespace)
+    delta = WireText(text="no markers here at all")
+    assert stage.feed(delta)[0] is delta
+    stage.feed(WireReasoning(text="Hmm"))
+    reasoning = WireReasoning(text="thinking, plainly")
+    assert stage.feed(reasoning)[0] is reasoning
+
+
+BAD = [
+    "<tool_call>not json</tool_call>",
+    "<tool_call> word </tool_call>",
+    '<tool_call>{"arguments": {"a": 1}}</tool_call>',
+    "<tool_call>{oops}</tool_call>",
+    "<tool_call>\n<function=a b>\n</function>",
+    "<function=>x",
+    "<｜tool▁call▁begin｜>no separator here",
+    "<｜tool▁calls▁begin｜>junk<｜tool▁calls▁end｜>",
+    '<｜DSML｜function_calls><｜DSML｜invoke nome="x"></｜DSML｜invoke>',
+    "<|tool_calls_section_begin|>prose<|tool_calls_section_end|>",
+    "<|tool_call_begin|>functions.bad name:0<|tool_call_argument_begin|>{}",
+    "[TOOL_CALLS] not a call",
+    "[TOOL_CALLS] []",
+    "<|python_tag|>42",
+    "<|python_start|>[1, 2]<|python_end|>",
+    "<|channel|><|message|>x",
+    "a " * 300 + "<｜tool▁call▁begin｜>" + "n" * (MAX_HEADER_CHARS + 5),
+]
+
+
+@pytest.mark.parametrize("text", BAD, ids=range(len(BAD)))
+def test_bad_markup_is_left_as_text(text: str) -> None:
+    for pieces in ([text], list(text), split(text, [3, 11, 17, 40])):
+        events = run(pieces)
+        assert texts(events) == text
+        assert not any(isinstance(e, ToolCallStarted) for e in events)
+        assert events[-1].messages[0]["content"] == text
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text"),
+    [
+        ("llama3_json", '{"name": "Bob", "age": 3}'),
+        ("llama3_json", "{not json at all"),
+        ("pythonic", "[1, 2, 3] are numbers"),
+        ("pythonic", "[a link](https://example.org)"),
+        ("pythonic", "[f(positional)]"),
+        ("hermes", "<tool_call>get_time</tool_call>"),
+        ("glm", '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'),
+    ],
+)
+def test_a_named_format_reads_only_its_own_markup(fmt: str, text: str) -> None:
+    events = run([text], fmt)
+    assert texts(events) == text
+    assert not any(isinstance(e, ToolCallStarted) for e in events)
+
+
+def test_a_bare_json_reply_is_a_call_only_to_a_known_tool() -> None:
+    text = '{"name": "Bob", "parameters": {}}'
+    assert texts(run([text], "llama3_json", tools=TOOLS)) == text
+    ready = [e for e in run([text], "llama3_json") if isinstance(e, ToolCallReady)]
+    assert [e.name for e in ready] == ["Bob"]  # without tools, the reply's shape decides
+
+
+FRAGMENTS = [
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_c",
+    "{",
+    "}",
+    '"name": "f"',
+    '"arguments": {"a": 1}',
+    ", ",
+    ":",
+    '"',
+    "\\",
+    "<function=f>",
+    "<parameter=a>",
+    "</parameter>",
+    "</function>",
+    "<arg_key>",
+    "a</arg_key>",
+    "<arg_value>",
+    "1</arg_value>",
+    "[TOOL_CALLS]",
+    "[ARGS]",
+    "<|tool_calls_section_begin|>",
+    "<|tool_call_begin|>functions.f:0",
+    "<|tool_call_argument_begin|>",
+    "<|tool_call_end|>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁sep｜>",
+    "<｜tool▁call▁end｜>",
+    "<｜tool▁calls▁begin｜>",
+    "function<｜tool▁sep｜>f\n```json\n",
+    "```",
+    "<｜DSML｜function_calls>",
+    '<｜DSML｜invoke name="f">',
+    '<｜DSML｜parameter name="a" string="false">',
+    "</｜DSML｜parameter>",
+    "</｜DSML｜invoke>",
+    "f(a=1",
+    ")",
+    "]",
+    "'",
+    "<|python_tag|>",
+    "<think>",
+    "</think>",
+    "<|channel|>",
+    "<|message|>",
+    "<|call|>",
+    "\n",
+    " ",
+    "prose",
+    "<",
+    "[",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(FRAGMENTS), max_size=30),
+    st.lists(st.integers(0, 600), max_size=10),
+    st.sampled_from([f.value for f in TextCallFormat]),
+)
+def test_fuzz_any_text_any_split(parts: list[str], cuts: list[int], fmt: str) -> None:
+    text = "".join(parts)
+    whole = run([text], fmt)
+    assert summary(run(split(text, cuts), fmt)) == summary(whole)
+    assert isinstance(whole[-1], Done)
+    started = {e.call_id for e in whole if isinstance(e, ToolCallStarted)}
+    judged = {e.origin_id for e in whole if isinstance(e, ToolCallReady)}
+    judged |= {e.call_id for e in whole if isinstance(e, ToolCallRejected)}
+    assert started <= judged  # every announced call is judged
+    if not started:
+        assert texts(whole) == text  # nothing found: every character comes back out
+    out = iter(text)
+    shown = "".join(e.text for e in whole if isinstance(e, TextDelta | ReasoningDelta))
+    assert all(char in out for char in shown)  # text out is text in, minus markup
+
+
+# -- values ----------------------------------------------------------------------------------
+
+
+def test_param_types_reads_type_unions_enums_and_refs() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"n": {"type": "integer"}},
+        "properties": {
+            "a": {"type": "string"},
+            "b": {"type": ["integer", "null"]},
+            "c": {"anyOf": [{"type": "boolean"}, {"$ref": "#/$defs/n"}]},
+            "d": {"enum": ["x", 1]},
+            "e": {"description": "no type"},
+        },
+    }
+    assert param_types(schema, "a") == {"string"}
+    assert param_types(schema, "b") == {"integer", "null"}
+    assert param_types(schema, "c") == {"boolean", "integer"}
+    assert param_types(schema, "d") == {"string", "integer"}
+    assert param_types(schema, "e") is None
+    assert param_types(schema, "missing") is None
+    assert param_types(None, "a") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "types", "expected", "described"),
+    [
+        ("3", frozenset({"integer"}), "3", True),
+        (" 3 ", frozenset({"integer"}), "3", True),
+        ("3.5", frozenset({"integer"}), '"3.5"', False),
+        ("3.0", frozenset({"integer"}), "3.0", True),
+        ("2.5", frozenset({"number"}), "2.5", True),
+        ("True", frozenset({"boolean"}), "true", True),
+        ("FALSE", frozenset({"boolean"}), "false", True),
+        ("yes", frozenset({"boolean"}), '"yes"', False),
+        ("None", frozenset({"string", "null"}), "null", True),
+        ("3", frozenset({"string", "integer"}), '"3"', False),
+        ("['a', 'b']", frozenset({"array"}), '["a", "b"]', True),
+        ('{"k": 1}', frozenset({"object"}), '{"k": 1}', True),
+        ("{'k': (1, 2)}", frozenset({"object"}), '{"k": [1, 2]}', True),
+        ("{1, 2}", frozenset({"array"}), '"{1, 2}"', False),
+        ("NaN", frozenset({"number"}), '"NaN"', False),
+        ("[" * 3000, frozenset({"array"}), '"' + "[" * 3000 + '"', False),
+        ("line\n", frozenset({"string"}), '"line\\n"', False),
+    ],
+)
+def test_convert_text(text: str, types: frozenset[str], expected: str, described: bool) -> None:
+    converted, description = convert_text(text, "k", types, json_when_untyped=False)
+    assert converted == expected
+    assert (description is not None) == described
+
+
+def test_convert_text_without_a_type() -> None:
+    assert convert_text("3", "k", None, json_when_untyped=False) == ('"3"', None)
+    converted, description = convert_text("3", "k", None, json_when_untyped=True)
+    assert converted == "3"
+    assert description is not None
+    assert "GLM" in description
+    assert convert_text("Paris", "k", None, json_when_untyped=True) == ('"Paris"', None)
+
+
+def test_convert_python() -> None:
+    assert convert_python(' "x" ', "k") == ('"x"', None)
+    assert convert_python("'x'", "k")[0] == '"x"'
+    assert convert_python("None", "k")[0] == "null"
+    assert convert_python("(1, 'a')", "k")[0] == '[1, "a"]'
+    assert convert_python("bare_word", "k") == ("bare_word", None)  # the assembler decides
+
+
+def test_markup_value_offsets_point_at_the_converted_value() -> None:
+    text = (
+        "<tool_call>\n<function=write_file>\n<parameter=path>\na\n</parameter>\n<parameter=append>"
+        "\nTrue\n</parameter>\n<parameter=tags>\n['x']\n</parameter>\n</function>\n</tool_call>"
+    )
+    (ready,) = [e for e in run([text], tools=TOOLS) if isinstance(e, ToolCallReady)]
+    assert ready.arguments == {"path": "a", "append": True, "tags": ["x"]}
+    assert [r.kind for r in ready.repairs] == [RepairKind.MARKUP_VALUE] * 2
+    assert ready.raw[ready.repairs[0].offset :].startswith("true")
+    assert ready.raw[ready.repairs[1].offset :].startswith('["x"]')
+
+
+def test_markup_repairs_are_not_noted_for_the_model() -> None:
+    assert RepairKind.MARKUP_VALUE.from_markup
+    assert not RepairKind.TRAILING_COMMA.from_markup
+    assert not RepairKind.MARKUP_VALUE.synthesizes_structure
+    text = "<tool_call>get_weather<arg_key>days</arg_key><arg_value>2</arg_value></tool_call>"
+    (ready,) = [e for e in run([text], tools=TOOLS) if isinstance(e, ToolCallReady)]
+    assert ready.repairs
+    assert append_repair_notes("result", ready.repairs, "get_weather") == "result"
+
+
+def test_a_typed_value_the_schema_rejects_is_passed_on_for_the_check() -> None:
+    text = "<tool_call>get_weather<arg_key>days</arg_key><arg_value>soon</arg_value></tool_call>"
+    (rejected,) = [e for e in run([text], tools=TOOLS) if isinstance(e, ToolCallRejected)]
+    assert rejected.reason.value == "invalid"
+    assert json.loads(rejected.raw) == {"days": "soon"}
+
+
+# -- where calls are read ------------------------------------------------------------------
+
+
+def test_drafted_formats_are_not_read_in_reasoning() -> None:
+    text = 'Maybe <tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call> later.'
+    events = run([text], reasoning=True)
+    assert not any(isinstance(e, ToolCallStarted) for e in events)
+    assert texts(events, ReasoningDelta) == text
+
+
+def test_a_think_block_in_the_content_keeps_its_drafts_as_text() -> None:
+    draft = '<think>\nMaybe <tool_call>\n{"name": "draft", "arguments": {}}\n</tool_call>\n</think>'
+    real = '\n\n<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+    events = run([draft + real])
+    assert [e.name for e in events if isinstance(e, ToolCallReady)] == ["get_time"]
+    assert texts(events) == draft
+
+
+def test_auto_keeps_the_format_of_the_first_call() -> None:
+    kimi = "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>"
+    text = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>' + kimi
+    stage_events = run([text])
+    assert [e.name for e in stage_events if isinstance(e, ToolCallReady)] == ["get_time"]
+    assert texts(stage_events) == kimi
+
+
+def test_whitespace_between_calls_is_framing_but_text_is_kept() -> None:
+    one = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+    events = run(["\n\n" + one + "\n" + one + "\n\n"])
+    assert texts(events) == ""
+    assert len([e for e in events if isinstance(e, ToolCallReady)]) == 2
+    events = run(["  \n" + one + " and then words\n"])
+    assert texts(events) == " and then words\n"
+    assert texts(run(["  \n  "])) == "  \n  "  # no call: whitespace is content
+
+
+def test_kimi_ids_become_call_ids_and_repeats_get_new_ones() -> None:
+    call = (
+        "<|tool_call_begin|> functions.get_time:7\n<|tool_call_argument_begin|>{}<|tool_call_end|>"
+    )
+    events = run(["<|tool_calls_section_begin|>" + call + call + "<|tool_calls_section_end|>"])
+    ids = [e.call_id for e in events if isinstance(e, ToolCallReady)]
+    assert ids == ["functions.get_time:7", "call00002"]
+
+
+def test_ids_fit_mistral_templates() -> None:
+    events = run(['[TOOL_CALLS]get_time[ARGS]{}[TOOL_CALLS]get_time[ARGS]{"a": 1}'])
+    ids = [e.call_id for e in events if isinstance(e, ToolCallReady)]
+    assert ids == ["call00001", "call00002"]
+    assert all(len(i) == 9 and i.isalnum() for i in ids)
+
+
+def test_harmony_final_channel_is_text_and_analysis_is_reasoning() -> None:
+    text = (
+        "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final"
+        "<|message|>Answer.<|return|>"
+    )
+    events = run([text])
+    assert texts(events) == "Answer."
+    done = events[-1]
+    assert done.messages[0]["reasoning_content"] == "Think."
+
+
+# -- the stream: held text on errors, options, drivers, CLI ---------------------------------
+
+
+def test_held_text_comes_out_before_an_error_ends_the_stream() -> None:
+    core = ToolCallStream(text_tool_calls="auto")
+    events = core.feed(chunks(["abc <tool"])[0])
+    events += core.feed({"error": {"message": "overloaded", "type": "server_error"}})
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("TextDelta") < kinds.index("StreamFailed")
+    assert texts(events) == "abc <tool"
+    assert isinstance(events[-1], Done)
+    assert events[-1].messages[0]["content"] == "abc <tool"
+
+
+def test_held_text_is_kept_when_the_consumer_aborts() -> None:
+    core = ToolCallStream(text_tool_calls="auto")
+    events = core.feed(chunks(["abc <|tool"])[0])
+    events += core.abort()
+    assert texts(events) == "abc <|tool"
+    assert core.done is not None
+    assert core.done.messages[0]["content"] == "abc <|tool"
+
+
+def test_off_by_default() -> None:
+    text = SAMPLES["hermes"].text
+    events = run([text], None)
+    assert texts(events) == text
+    assert not any(isinstance(e, ToolCallStarted) for e in events)
+
+
+def test_format_names() -> None:
+    assert TextCallFormat.parse("auto") is TextCallFormat.AUTO
+    assert TextCallFormat.parse("Qwen3-XML") is TextCallFormat.QWEN3_CODER
+    assert TextCallFormat.parse("glm47") is TextCallFormat.GLM
+    assert TextCallFormat.parse("deepseek_v32") is TextCallFormat.DSML
+    assert TextCallFormat.parse("openai") is TextCallFormat.HARMONY
+    assert TextCallFormat.parse(TextCallFormat.KIMI_K2) is TextCallFormat.KIMI_K2
+    with pytest.raises(ValueError, match="unknown text tool-call format 'nope'; known: auto"):
+        TextCallFormat.parse("nope")
+    with pytest.raises(ValueError, match="unknown text tool-call format"):
+        ToolCallStream(text_tool_calls="nope")
+    with pytest.raises(TypeError):
+        TextCallFormat.parse(3)  # type: ignore[arg-type]
+
+
+def test_tools_from_a_generator_reach_both_the_stage_and_the_check() -> None:
+    text = "<tool_call>get_weather<arg_key>days</arg_key><arg_value>2</arg_value></tool_call>"
+    core = ToolCallStream(text_tool_calls="auto", tools=(t for t in TOOLS))
+    events = [e for c in chunks([text]) for e in core.feed(c)] + core.finish()
+    (ready,) = [e for e in events if isinstance(e, ToolCallReady)]
+    assert ready.arguments == {"days": 2}
+    assert ready.repairs  # the stage saw the schema
+
+
+def test_nothing_passed_in_is_modified() -> None:
+    tools = json.loads(json.dumps(TOOLS))
+    pieces = chunks([SAMPLES["qwen3_coder"].text])
+    before = json.dumps([tools, pieces])
+    core = ToolCallStream(text_tool_calls="auto", tools=tools)
+    for chunk in pieces:
+        core.feed(chunk)
+    core.finish()
+    assert json.dumps([tools, pieces]) == before
+
+
+def test_the_stage_starts_over_after_finish() -> None:
+    stage = TextCallExtractor("auto")
+    first = stage.feed(WireText(text="a <tool_"))
+    assert [d.text for d in first if isinstance(d, WireText)] == ["a "]
+    assert [d.text for d in stage.finish() if isinstance(d, WireText)] == ["<tool_"]
+    out = stage.feed(WireEnd())
+    assert out == [WireEnd()]
+
+
+def _body(text: str) -> bytes:
+    return (
+        b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks([text[:7], text[7:]]))
+        + b"data: [DONE]\n\n"
+    )
+
+
+def test_iter_events_passes_the_option() -> None:
+    events = list(iter_events(_body(SAMPLES["kimi_k2"].text), text_tool_calls="kimi_k2"))
+    assert [e.name for e in events if isinstance(e, ToolCallReady)] == ["get_weather"]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_aiter_events_passes_the_option(backend: str) -> None:
+    async def main() -> list[str]:
+        names = []
+        async with aiter_events(_body(SAMPLES["glm"].text), text_tool_calls="glm") as events:
+            async for event in events:
+                if isinstance(event, ToolCallReady):
+                    names.append(event.name)
+        return names
+
+    assert anyio.run(main, backend=backend) == ["get_weather"]
+
+
+def test_cli_replay_reads_text_calls(tmp_path: Path) -> None:
+    path = tmp_path / "raw.sse"
+    path.write_bytes(_body(SAMPLES["mistral"].text))
+    command = [sys.executable, "-m", "streamrepair.cli", "replay", str(path), "--json"]
+    plain = subprocess.run(command, capture_output=True, text=True, check=True)
+    assert '"tool_call_ready"' not in plain.stdout
+    done = subprocess.run(
+        [*command, "--text-tool-calls", "mistral"], capture_output=True, text=True, check=True
+    )
+    ready = [json.loads(line) for line in done.stdout.splitlines() if "tool_call_ready" in line]
+    assert [r["name"] for r in ready] == ["get_weather", "get_time"]
+    bad = subprocess.run([*command, "--text-tool-calls", "nope"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "unknown text tool-call format" in bad.stderr
+
+
+def test_the_docs_page_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    page = (ROOT / "docs" / "text-tool-calls.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    assert blocks
+    monkeypatch.chdir(ROOT)
+    for block in blocks:
+        exec(compile(block, "docs/text-tool-calls.md", "exec"), {})
+
+
+# -- real streams: the stage changes nothing where there is no markup ----------------------
+
+
+def _recordings() -> list[Path]:
+    if not CORPUS.is_dir():
+        return []
+    return sorted(
+        p
+        for p in CORPUS.rglob("*")
+        if p.is_file() and p.suffix in (".sse", ".txt", ".txtar", ".bin") and p.name != "README.md"
+    )
+
+
+@pytest.mark.skipif(not _recordings(), reason=f"no corpus at {CORPUS}")
+def test_corpus_streams_are_unchanged_with_auto() -> None:
+    compared = 0
+    for path in _recordings():
+        try:
+            pieces = load_recording(path.read_bytes(), name=path.name)
+        except Exception:  # not every file is a stream (tests/test_corpus.py says which)
+            continue
+        off, on = ToolCallStream(), ToolCallStream(text_tool_calls="auto")
+        a = [e.to_dict() for p in pieces for e in off.feed(p)] + [e.to_dict() for e in off.finish()]
+        b = [e.to_dict() for p in pieces for e in on.feed(p)] + [e.to_dict() for e in on.finish()]
+        assert summary_dicts(a) == summary_dicts(b), path.name
+        compared += 1
+    assert compared > 10
+
+
+def summary_dicts(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for d in events:
+        if d["type"] in ("text_delta", "reasoning_delta") and out and out[-1]["type"] == d["type"]:
+            out[-1] = {**out[-1], "text": out[-1]["text"] + d["text"]}
+            continue
+        out.append(d)
+    return out
+
+
+def test_random_generated_samples_match_a_whole_read() -> None:
+    # Many calls of every format back to back with prose between: one long stream.
+    rng = random.Random(7)
+    names = [n for n in SAMPLES if SAMPLES[n].fmt == "auto" and not SAMPLES[n].reasoning]
+    for name in names:
+        s = SAMPLES[name]
+        text = ("Intro.\n" + s.text + "\n") * 3
+        whole = sample_run(s, [text])
+        cuts = [rng.randrange(len(text)) for _ in range(40)]
+        assert sample_run(s, split(text, cuts)) == whole
+        ready = [e for e in whole if e["type"] == "tool_call_ready"]
+        assert len(ready) == 3 * len(s.calls), name
+
+
+def test_stream_failed_is_reported_once() -> None:
+    core = ToolCallStream(text_tool_calls="auto")
+    core.feed(chunks(['<tool_call>\n{"name": "get_time", "arguments": {"a"'])[0])
+    events = core.fail("connection reset")
+    assert [type(e) for e in events].count(StreamFailed) == 1
+    assert [e.reason.value for e in events if isinstance(e, ToolCallRejected)] == [
+        "stream_incomplete"
+    ]
