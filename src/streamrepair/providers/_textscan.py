@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Final
+from typing import Any, Final
 
 __all__: list[str] = []
 
@@ -28,9 +28,10 @@ class MarkerSet:
     """A set of literal markers: find the first one in a text, or the start of a tail
     that could still become one.
 
-    ``find`` is one regular-expression search (the alternation's first-character
-    set lets the engine skip ahead in C), plus a look at the last ``longest - 1``
-    characters for a marker prefix.
+    ``find`` is one regular-expression search. The pattern is the markers' trie (shared
+    prefixes written once), where every inner node may also end the text (``\\Z``): so
+    the leftmost match is either a whole marker or a tail that is a proper prefix of
+    one, found in one pass in C.
     """
 
     __slots__ = ("_prefixes", "_re", "firsts", "longest", "markers")
@@ -40,8 +41,10 @@ class MarkerSet:
         self.markers: tuple[str, ...] = tuple(unique)
         self.longest = max((len(m) for m in unique), default=0)
         self.firsts = "".join(sorted({m[0] for m in unique}))
-        self._re = re.compile("|".join(re.escape(m) for m in unique)) if unique else None
         self._prefixes = frozenset(m[:k] for m in unique for k in range(1, len(m)))
+        if self._prefixes.intersection(unique):
+            raise ValueError("a marker is a prefix of another; each must end where it ends")
+        self._re = re.compile(_trie_pattern(unique)) if unique else None
 
     def __bool__(self) -> bool:
         return bool(self.markers)
@@ -53,20 +56,11 @@ class MarkerSet:
         if self._re is not None:
             found = self._re.search(text, pos)
             if found is not None:
-                return found.start(), found.group()
-        return self.tail(text, pos), None
-
-    def tail(self, text: str, pos: int) -> int:
-        """Where the earliest tail of ``text`` (from ``pos``) that is a proper prefix of
-        a marker begins; ``len(text)`` when none does."""
-        n = len(text)
-        start = max(pos, n - self.longest + 1)
-        firsts = self.firsts
-        prefixes = self._prefixes
-        for i in range(start, n):
-            if text[i] in firsts and text[i:] in prefixes:
-                return i
-        return n
+                matched = found.group()
+                if matched in self._prefixes:
+                    return found.start(), None
+                return found.start(), matched
+        return len(text), None
 
     def at(self, text: str, i: int) -> str | None:
         """The whole marker starting at ``text[i]``; ``""`` when ``text[i:]`` is a
@@ -77,6 +71,27 @@ class MarkerSet:
             if text.startswith(marker, i):
                 return marker
         return "" if text[i:] in self._prefixes else None
+
+
+def _trie_pattern(markers: list[str]) -> str:
+    """A regular expression matching any of ``markers``, or any proper prefix of one at
+    the end of the text."""
+    trie: dict[str, Any] = {}
+    for marker in markers:
+        node = trie
+        for char in marker:
+            node = node.setdefault(char, {})
+        node[""] = {}  # the end of a whole marker
+
+    def branch(node: dict[str, Any], root: bool) -> str:
+        if "" in node:
+            return ""  # markers are never prefixes of one another
+        options = [re.escape(char) + branch(child, False) for char, child in node.items()]
+        if not root:
+            options.append(r"\Z")
+        return "(?:" + "|".join(options) + ")"
+
+    return branch(trie, True)
 
 
 class JsonExtent:

@@ -202,6 +202,7 @@ class _Channel:
         "buf",
         "fresh",
         "kind",
+        "marker_set",
         "pos",
         "region",
         "stage",
@@ -222,13 +223,11 @@ class _Channel:
         self.fresh = True  # nothing but whitespace seen yet (bare formats start here)
         self.after_call = False
         self.think = kind is WireReasoning
+        self.marker_set: MarkerSet | None = None  # what the text is scanned for now
 
     @property
     def reasoning(self) -> bool:
         return self.kind is WireReasoning
-
-    def idle(self) -> bool:
-        return self.region is None and not self.buf and not self.ws_pending
 
     def emit(self, text: str) -> None:
         """Pass ``text`` on as this channel's text."""
@@ -300,6 +299,7 @@ class _Channel:
         self.fresh = True
         self.after_call = False
         self.think = self.reasoning
+        self.marker_set = None
 
 
 class _CallOut:
@@ -412,33 +412,44 @@ class TextCallExtractor:
 
     def feed(self, delta: WireDelta) -> list[WireDelta]:
         """Take one wire delta; return the deltas to pass on, in order."""
-        kind = type(delta)
-        if kind is WireText or kind is WireReasoning:
-            assert isinstance(delta, WireText | WireReasoning)
-            text = delta.text
-            if not text:
-                return [delta]
-            channel = self._content if kind is WireText else self._reasoning
-            other = self._reasoning if kind is WireText else self._content
-            if other.buf or other.ws:
-                other.settle()
-            if channel.block != delta.block:
-                channel.settle()
-                channel.block = delta.block
-            if channel.idle():
-                for char in self._triggers:
-                    if char in text:
-                        break
-                else:
-                    return [delta]
-            channel.buf = channel.buf + text if channel.buf else text
-            channel.run(final=False)
-            return self._drain()
-        if kind is WireEnd or kind is WireError:
+        if type(delta) is WireText:
+            return self._feed_text(delta, self._content, self._reasoning)
+        if type(delta) is WireReasoning:
+            return self._feed_text(delta, self._reasoning, self._content)
+        if type(delta) is WireEnd or type(delta) is WireError:
             out = self.finish()
             out.append(delta)
             return out
         return [delta]
+
+    def _feed_text(
+        self, delta: WireText | WireReasoning, channel: _Channel, other: _Channel
+    ) -> list[WireDelta]:
+        text = delta.text
+        if not text:
+            return [delta]
+        if other.buf or other.ws:
+            other.settle()
+        if channel.block != delta.block:
+            channel.settle()
+            channel.block = delta.block
+        if channel.region is None and not channel.buf and not channel.ws_pending:
+            for char in self._triggers:
+                if char in text:
+                    break
+            else:
+                return [delta]
+            # A '<' or '[' is not yet a marker: one search decides, and plain text
+            # still goes on as the same object.
+            markers = channel.marker_set
+            if markers is None:
+                markers = self.markers(channel)
+            start, marker = markers.find(text, 0)
+            if marker is None and start == len(text):
+                return [delta]
+        channel.buf = channel.buf + text if channel.buf else text
+        channel.run(final=False)
+        return self._drain()
 
     def finish(self) -> list[WireDelta]:
         """The text ended: release what is held, leave open calls unclosed (cut off).
@@ -461,6 +472,7 @@ class TextCallExtractor:
         if self._locked is None:
             self._locked = fmt
             self._triggers = self._first_chars()
+            self._content.marker_set = self._reasoning.marker_set = None
 
     def known_tool(self, name: str) -> bool | None:
         """Whether ``name`` is among the tools given; None when none were."""
@@ -519,6 +531,7 @@ class TextCallExtractor:
             if any(f in _DRAFTED for f in formats) and not channel.reasoning:
                 markers.add(_THINK_CLOSE if channel.think else _THINK_OPEN)
             found = self._markers[key] = MarkerSet(markers)
+        channel.marker_set = found
         return found
 
     # -- text outside calls --------------------------------------------------------------
@@ -548,7 +561,9 @@ class TextCallExtractor:
                 ch.fresh = False
                 ch.region = bare_region(self, ch, bare, opener)
                 return True
-        markers = self.markers(ch)
+        markers = ch.marker_set
+        if markers is None:
+            markers = self.markers(ch)
         start, marker = markers.find(buf, pos)
         if start > pos:
             if ch.ws:
@@ -575,6 +590,7 @@ class TextCallExtractor:
         if marker in (_THINK_OPEN, _THINK_CLOSE):
             ch.emit(opener)
             ch.think = marker == _THINK_OPEN
+            ch.marker_set = None
             ch.ws_pending = not ch.think
             ch.after_call = False
             return True
