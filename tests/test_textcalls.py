@@ -412,6 +412,49 @@ def test_the_hold_back_bound_is_the_longest_marker_minus_one() -> None:
     assert f"{MAX_HEADER_CHARS} characters" in page
 
 
+UNDECIDED = [  # (format, text, how many of its first characters are a call's markup)
+    ("auto", "<tool_call>" + " " * 2000 + "x"),
+    ("auto", "<tool_call>" + "n" * 2000),
+    ("auto", "<tool_call>\n{" + " " * 2000 + '"'),
+    ("auto", '<tool_call>\n{"' + "k" * 2000 + '"'),
+    ("auto", "<function=" + "f" * 2000),
+    ("auto", "<｜tool▁call▁begin｜>" + "x" * 2000),
+    ("auto", "<|tool_call_begin|>" + "x" * 2000),
+    ("auto", '<｜DSML｜function_calls><｜DSML｜invoke name="' + "x" * 2000),
+    ("auto", "[TOOL_CALLS]" + "n" * 2000),
+    ("auto", "<|channel|>" + "a" * 2000),
+    ("auto", "<|python_start|>[f" + " " * 2000 + "("),
+    ("pythonic", "[f" + " " * 2000 + "("),
+    ("pythonic", "[f(a" + " " * 2000 + "="),
+    ("pythonic", "[" + "f" * 2000),
+    ("llama3_json", "{" + " " * 2000 + '"name"'),
+    ("glm", "<tool_call>get_time\n<arg_key>" + "k" * 2000),  # a call with a runaway key
+]
+MARKUP = {len(UNDECIDED) - 1: len("<tool_call>get_time\n")}
+
+
+@pytest.mark.parametrize("case", range(len(UNDECIDED)))
+def test_undecided_markup_is_held_within_the_bound(case: int) -> None:
+    # One character at a time: whatever is not out yet is held, and never more than the
+    # header bound plus a marker (the documented bounds), whatever the markup.
+    fmt, text = UNDECIDED[case]
+    markup = MARKUP.get(case, 0)
+    stage = TextCallExtractor(fmt)
+    fed = out = 0
+    most = 0
+    for char in text:
+        fed += 1
+        for delta in stage.feed(WireText(text=char)):
+            if isinstance(delta, WireText):
+                out += len(delta.text)
+        most = max(most, fed - out - (markup if fed >= markup else fed))
+    for delta in stage.finish():
+        if isinstance(delta, WireText):
+            out += len(delta.text)
+    assert out == fed - markup  # released as text, never dropped
+    assert most <= MAX_HEADER_CHARS + 64, most
+
+
 def test_plain_text_passes_through_as_the_same_objects() -> None:
     stage = TextCallExtractor("auto")
     stage.feed(WireText(text="Hi"))  # the start of a channel goes the slow way (whitespace)

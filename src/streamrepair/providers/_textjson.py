@@ -308,6 +308,8 @@ class PythonicRegion(Region):
         k = found.end()
         while k < n and buf[k] in WS:
             k += 1
+        if k - found.end() > MAX_HEADER_CHARS:
+            return self.fail()
         if k == n:
             return self.wait(final)
         if buf[k] != "(":
@@ -327,7 +329,8 @@ class PythonicRegion(Region):
         if buf[pos] != ")" and _PY_KWARG.match(buf, pos) is None:
             partial = _PY_KWARG_PREFIX.match(buf, pos)
             if partial is not None and partial.end() == len(buf) and not final:
-                return False
+                if len(buf) - pos <= MAX_HEADER_CHARS:
+                    return False
             return self.fail()
         if self.bare_known() is False:
             return self.fail()
@@ -363,7 +366,8 @@ class PythonicRegion(Region):
         if found is None:
             partial = _PY_KWARG_PREFIX.match(buf, pos)
             if partial is not None and partial.end() == len(buf) and not final:
-                return False
+                if len(buf) - pos <= MAX_HEADER_CHARS:
+                    return False
             return self.fail()
         self.take(found.end())
         self.key = found.group(1)
