@@ -327,10 +327,8 @@ class PythonicRegion(Region):
             return self.wait(final)
         buf, pos = self.buf, self.pos
         if buf[pos] != ")" and _PY_KWARG.match(buf, pos) is None:
-            partial = _PY_KWARG_PREFIX.match(buf, pos)
-            if partial is not None and partial.end() == len(buf) and not final:
-                if len(buf) - pos <= MAX_HEADER_CHARS:
-                    return False
+            if self._keyword_may_follow(buf, pos, final):
+                return False
             return self.fail()
         if self.bare_known() is False:
             return self.fail()
@@ -338,6 +336,17 @@ class PythonicRegion(Region):
         self.args("{")
         self.state = self.kwarg
         return True
+
+    @staticmethod
+    def _keyword_may_follow(buf: str, pos: int, final: bool) -> bool:
+        """Whether the rest of ``buf`` may still become ``name=`` (within the bound)."""
+        partial = _PY_KWARG_PREFIX.match(buf, pos)
+        return (
+            not final
+            and partial is not None
+            and partial.end() == len(buf)
+            and len(buf) - pos <= MAX_HEADER_CHARS
+        )
 
     def bare_known(self) -> bool | None:
         """Without a marker, a reply is a call only to a known tool (when tools are given)."""
@@ -364,10 +373,8 @@ class PythonicRegion(Region):
             return True
         found = _PY_KWARG.match(buf, pos)
         if found is None:
-            partial = _PY_KWARG_PREFIX.match(buf, pos)
-            if partial is not None and partial.end() == len(buf) and not final:
-                if len(buf) - pos <= MAX_HEADER_CHARS:
-                    return False
+            if self._keyword_may_follow(buf, pos, final):
+                return False
             return self.fail()
         self.take(found.end())
         self.key = found.group(1)
