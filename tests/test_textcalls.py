@@ -245,11 +245,14 @@ def run(
     return events
 
 
-def summary(events: list[Any]) -> list[dict[str, Any]]:
-    """Events with adjacent text merged and each call's argument pieces joined."""
+def summary(events: list[Any], *, previews: bool = True) -> list[dict[str, Any]]:
+    """Events with adjacent text merged and each call's argument pieces joined (the last
+    preview kept; ``previews=False`` drops them)."""
     out: list[dict[str, Any]] = []
     for event in events:
         d = event.to_dict()
+        if not previews:
+            d.pop("preview", None)
         kind = d["type"]
         if kind in ("text_delta", "reasoning_delta") and out and out[-1]["type"] == kind:
             out[-1]["text"] += d["text"]
@@ -257,7 +260,8 @@ def summary(events: list[Any]) -> list[dict[str, Any]]:
         same_call = out and out[-1]["type"] == kind and out[-1].get("call_id") == d.get("call_id")
         if kind == "tool_call_delta" and same_call:
             out[-1]["text"] += d["text"]
-            out[-1]["preview"] = d["preview"]
+            if previews:
+                out[-1]["preview"] = d["preview"]
             continue
         out.append(d)
     return out
@@ -584,7 +588,9 @@ FRAGMENTS = [
 def test_fuzz_any_text_any_split(parts: list[str], cuts: list[int], fmt: str) -> None:
     text = "".join(parts)
     whole = run([text], fmt)
-    assert summary(run(split(text, cuts), fmt)) == summary(whole)
+    # Previews are left out: once arguments are unrepairable (fragments often are) the
+    # tracker stops previewing, so the last preview depends on which delta broke them.
+    assert summary(run(split(text, cuts), fmt), previews=False) == summary(whole, previews=False)
     assert isinstance(whole[-1], Done)
     started = {e.call_id for e in whole if isinstance(e, ToolCallStarted)}
     judged = {e.origin_id for e in whole if isinstance(e, ToolCallReady)}
