@@ -746,6 +746,35 @@ def test_kimi_ids_become_call_ids_and_repeats_get_new_ones() -> None:
     assert ids == ["functions.get_time:7", "call00002"]
 
 
+def test_structured_calls_in_the_same_stream_keep_their_own_deltas() -> None:
+    # A structured call whose later deltas carry only its index (as OpenAI sends them),
+    # with a call written as text arriving between them: neither takes the other's text.
+    def delta(**d: Any) -> dict[str, Any]:
+        return {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": d}]}
+
+    first = {"index": 0, "id": "call_a", "type": "function", "function": {"name": "get_weather"}}
+    core = ToolCallStream(text_tool_calls="auto")
+    pieces = [
+        delta(tool_calls=[{**first, "function": {**first["function"], "arguments": '{"ci'}}]),
+        delta(
+            content='<tool_call>\n{"name": "get_time", "arguments": {"tz": "CET"}}\n</tool_call>'
+        ),
+        delta(tool_calls=[{"index": 0, "function": {"arguments": 'ty": "Oslo"}'}}]),
+        {
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+        },
+    ]
+    events = [e for p in pieces for e in core.feed(p)] + core.finish()
+    ready = {
+        e.name: (e.call_id, e.index, e.arguments) for e in events if isinstance(e, ToolCallReady)
+    }
+    assert ready == {
+        "get_weather": ("call_a", 0, {"city": "Oslo"}),
+        "get_time": ("call00001", None, {"tz": "CET"}),
+    }
+
+
 def test_ids_fit_mistral_templates() -> None:
     events = run(['[TOOL_CALLS]get_time[ARGS]{}[TOOL_CALLS]get_time[ARGS]{"a": 1}'])
     ids = [e.call_id for e in events if isinstance(e, ToolCallReady)]

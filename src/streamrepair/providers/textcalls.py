@@ -303,16 +303,17 @@ class _Channel:
 
 
 class _CallOut:
-    """One extracted call as it is passed on: its id, index and name, the argument text
-    sent so far (``size``), and the JSON-writing steps of the formats whose values are
-    not JSON."""
+    """One extracted call as it is passed on: its id and name, the argument text sent so
+    far (``size``), and the JSON-writing steps of the formats whose values are not JSON.
 
-    __slots__ = ("call_id", "index", "members", "name", "notes", "repairs", "size", "stage")
+    Its deltas carry no index: the provider sent none, and an index would let the
+    tracker route a structured call's id-less deltas into it."""
 
-    def __init__(self, stage: TextCallExtractor, call_id: str, index: int, name: str) -> None:
+    __slots__ = ("call_id", "members", "name", "notes", "repairs", "size", "stage")
+
+    def __init__(self, stage: TextCallExtractor, call_id: str, name: str) -> None:
         self.stage = stage
         self.call_id = call_id
-        self.index = index
         self.name = name
         self.size = 0
         self.members = 0
@@ -492,22 +493,22 @@ class TextCallExtractor:
         end_marker: str | None = None,
     ) -> _CallOut:
         """Announce a call: its id (``call_id`` when the markup has one and it is new in
-        this stream, else ``call00001``...), index (its position among the extracted
-        calls) and name."""
+        this stream, else ``call00001``... by its position among the extracted calls)
+        and name."""
         self._calls += 1
         if call_id is None or call_id in self._ids:
             call_id = f"{_ID_PREFIX}{self._calls:05d}"
             while call_id in self._ids:
                 call_id += "x"
         self._ids.add(call_id)
-        call = _CallOut(self, call_id, self._calls - 1, name)
+        call = _CallOut(self, call_id, name)
         where = "reasoning" if channel.reasoning else "content"
         note = f"written as text in the {where} ({fmt.label} markup) and extracted"
         self._flush()
         self._out.append(
             WireToolCall(
                 id=call_id,
-                index=call.index,
+                index=None,
                 name=name,
                 expects_end=True,
                 notes=(note,),
@@ -644,7 +645,7 @@ class TextCallExtractor:
         elif call.repairs or call.notes:
             self._touch(call)
             self._flush()
-        self._out.append(WireToolEnd(id=call.call_id, index=call.index))
+        self._out.append(WireToolEnd(id=call.call_id, index=None))
 
     def _flush(self) -> None:
         key = self._parts_key
@@ -665,7 +666,7 @@ class TextCallExtractor:
                 self._out.append(
                     WireToolCall(
                         id=call.call_id,
-                        index=call.index,
+                        index=None,
                         arguments=text or None,
                         repairs=repairs,
                         notes=notes,
