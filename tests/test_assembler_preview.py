@@ -136,3 +136,41 @@ def test_snapshots_do_not_leak_caller_mutations_of_open_containers() -> None:
     snapshot["b"]["c"] = "changed"
     assembler.feed('yz"}}')
     assert assembler.finish().value == {"a": [1, 2], "b": {"c": "xyz"}}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"path": "C:\\temp\\Users\\x", "n": 1}',  # read literally when it closes
+        '{"file_path": "C:\\new\\file.txt"}',  # valid JSON: a newline and a form feed
+        '{"paths": ["a\\tb\\U", "x"]}',
+        '{"content": "a\\tb\\U"}',  # not a path: JSON's reading, shown as it streams
+        '["\ud83d',
+    ],
+)
+def test_previews_stay_monotonic_when_a_reading_is_decided_at_the_close(text: str) -> None:
+    # Under a path-like key a string's \b \f \n \r \t may be read literally once it closes,
+    # so its preview holds at its first such escape until then: every preview is a prefix
+    # of what the string finally is, and no half surrogate pair is ever shown.
+    for chunks in ([text], list(text), [text[:13], text[13:20], text[20:]]):
+        assembler = ArgumentAssembler()
+        before: Any = None
+        for chunk in chunks:
+            assembler.feed(chunk)
+            now = copy.deepcopy(assembler.preview())
+            assert monotonic_violation(before, now) is None, (text, before, now)
+            assert not any("\ud800" <= ch <= "\udfff" for s in _strings(now) for ch in s)
+            before = now
+        final = assembler.finish().value
+        assert monotonic_violation(before, final) is None, (text, before, final)
+
+
+def test_a_path_preview_holds_at_its_first_control_escape() -> None:
+    assembler = ArgumentAssembler()
+    assembler.feed('{"path": "C:\\temp\\Us')
+    assert assembler.preview() == {"path": "C:"}
+    assembler.feed('ers"}')
+    assert assembler.preview() == {"path": "C:\\temp\\Users"}
+    other = ArgumentAssembler()
+    other.feed('{"note": "C:\\temp\\Us')
+    assert other.preview() == {"note": "C:\temp\\Us"}

@@ -7,26 +7,76 @@ import json
 
 import pytest
 
-from _support import assert_same_everywhere, run
-from streamrepair import ConcatenatedValuesError, RepairKind, UnrepairableError, repair
+from _support import assert_same_everywhere, chunkings, run
+from streamrepair import (
+    ArgumentAssembler,
+    ConcatenatedValuesError,
+    RepairKind,
+    Status,
+    TooDeepError,
+    UnrepairableError,
+    repair,
+)
 
 # (input, expected value, expected repair kinds in order, structure_synthesized)
 CASES = [
     # trailing commas, string-aware
     ('{"a": 1,}', {"a": 1}, [RepairKind.TRAILING_COMMA], False),
     ("[1, 2, ]", [1, 2], [RepairKind.TRAILING_COMMA], False),
-    ('{"a": [1,],}', {"a": [1]}, [RepairKind.TRAILING_COMMA] * 2, False),
+    ('{"a": [1,],}', {"a": [1]}, [RepairKind.TRAILING_COMMA], False),  # one record, count 2
     ('{"a": 1},', {"a": 1}, [RepairKind.TRAILING_COMMA], False),
     ('{"s": ",}"}', {"s": ",}"}, [], False),
     # raw control characters
     ('{"s": "a\nb\tc\rd"}', {"s": "a\nb\tc\rd"}, [RepairKind.RAW_CONTROL_CHARACTER], False),
-    ('{"s": "a\x00b\x1fc"}', {"s": "abc"}, [RepairKind.CONTROL_CHARACTER_DROPPED], False),
+    # other raw controls are kept too (never lose content): an ANSI colour code, a form feed
+    ('{"s": "a\x00b\x1fc"}', {"s": "a\x00b\x1fc"}, [RepairKind.RAW_CONTROL_CHARACTER], False),
+    (
+        '{"s": "\x1b[31mred\x0c"}',
+        {"s": "\x1b[31mred\x0c"},
+        [RepairKind.RAW_CONTROL_CHARACTER],
+        False,
+    ),
     # invalid escapes keep their backslash; valid ones are decoded
     ('{"p": "C:\\Users\\dev"}', {"p": "C:\\Users\\dev"}, [RepairKind.INVALID_ESCAPE], False),
     ('{"p": "\\s+\\d"}', {"p": "\\s+\\d"}, [RepairKind.INVALID_ESCAPE], False),
     ('{"p": "\\u12g4"}', {"p": "\\u12g4"}, [RepairKind.INVALID_ESCAPE], False),
     ('{"p": "\\u12"}', {"p": "\\u12"}, [RepairKind.INVALID_ESCAPE], False),
     ('{"p": "a\\"b\\\\c\\/\\n\\u00e9"}', {"p": 'a"b\\c/\né'}, [], False),
+    # a string that shows a raw backslash is ambiguous about its \b \f \n \r \t: under a
+    # path-like key they are read literally, elsewhere as JSON reads them; either way the
+    # ambiguity is recorded (docs/repairs.md)
+    (
+        '{"path": "C:\\Users\\new\\file.txt"}',
+        {"path": "C:\\Users\\new\\file.txt"},
+        [RepairKind.AMBIGUOUS_ESCAPES, RepairKind.INVALID_ESCAPE],
+        False,
+    ),
+    (
+        '{"file_path": "C:\\temp\\Users\\bin"}',  # the control escape comes first
+        {"file_path": "C:\\temp\\Users\\bin"},
+        [RepairKind.AMBIGUOUS_ESCAPES, RepairKind.INVALID_ESCAPE],
+        False,
+    ),
+    (
+        '{"paths": ["C:\\bin\\app.exe", "D:\\x"]}',
+        {"paths": ["C:\\bin\\app.exe", "D:\\x"]},
+        [RepairKind.AMBIGUOUS_ESCAPES, RepairKind.INVALID_ESCAPE],
+        False,
+    ),
+    (
+        '{"content": "line\\nre.compile(\'\\d+\')\\n"}',  # code: JSON's reading stays
+        {"content": "line\nre.compile('\\d+')\n"},
+        [RepairKind.AMBIGUOUS_ESCAPES, RepairKind.INVALID_ESCAPE],
+        False,
+    ),
+    (
+        '{"path": "C:\\Users\\new\tdir"}',  # a raw tab too: no literal reading to give
+        {"path": "C:\\Users\n" + "ew\tdir"},
+        [RepairKind.AMBIGUOUS_ESCAPES, RepairKind.INVALID_ESCAPE, RepairKind.RAW_CONTROL_CHARACTER],
+        False,
+    ),
+    ('{"path": "C:\\new\\file"}', {"path": "C:\n" + "ew\x0cile"}, [], False),  # valid JSON
+    ('{"path": "C:\\Users\\dev"}', {"path": "C:\\Users\\dev"}, [RepairKind.INVALID_ESCAPE], False),
     # surrogates
     ('{"e": "\\ud83d\\ude00"}', {"e": "😀"}, [], False),
     ('{"e": "\\ud83dx"}', {"e": "\ufffdx"}, [RepairKind.LONE_SURROGATE], False),
@@ -42,6 +92,15 @@ CASES = [
         False,
     ),
     ("True", True, [RepairKind.PYTHON_LITERAL], False),
+    # a literal in any letter case is that literal, not a truthy string
+    (
+        '{"confirm": FALSE, "dry_run": TRUE, "a": NULL, "b": none, "c": Null}',
+        {"confirm": False, "dry_run": True, "a": None, "b": None, "c": None},
+        [RepairKind.LITERAL_CASE],
+        False,
+    ),
+    ("NULL", None, [RepairKind.LITERAL_CASE], False),
+    ("[False, FALSE]", [False, False], [RepairKind.PYTHON_LITERAL, RepairKind.LITERAL_CASE], False),
     # single quotes, with apostrophes inside
     ("{'a': 'b'}", {"a": "b"}, [RepairKind.SINGLE_QUOTES], False),
     ("{'a': 'it's'}", {"a": "it's"}, [RepairKind.SINGLE_QUOTES], False),
@@ -61,26 +120,60 @@ CASES = [
         [RepairKind.BARE_WORD],
         False,
     ),
-    ("[north, south]", ["north", "south"], [RepairKind.BARE_WORD] * 2, False),
+    ("[north, south]", ["north", "south"], [RepairKind.BARE_WORD], False),
+    # unquoted identifier keys
+    ('{path: "foo.txt"}', {"path": "foo.txt"}, [RepairKind.UNQUOTED_KEY], False),
+    (
+        "{a: 1, b_2: [x], $c: true, \u540d: 'v'}",
+        {"a": 1, "b_2": ["x"], "$c": True, "\u540d": "v"},
+        [RepairKind.UNQUOTED_KEY, RepairKind.BARE_WORD, RepairKind.SINGLE_QUOTES],
+        False,
+    ),
+    ("{true: 1}", {"true": 1}, [RepairKind.UNQUOTED_KEY], False),
+    # \n \r \t written with a real backslash between tokens (Qwen3.5-Flash)
+    ('{\\n"a": 1}', {"a": 1}, [RepairKind.ESCAPED_WHITESPACE], False),
+    (
+        '{"command": "view", "view_range": \\n[2142, 2250]\\n\\n}',
+        {"command": "view", "view_range": [2142, 2250]},
+        [RepairKind.ESCAPED_WHITESPACE],
+        False,
+    ),
+    ("[1,\\t2\\r\\n]\\n", [1, 2], [RepairKind.ESCAPED_WHITESPACE], False),
     # fences
     ('```json\n{"a": 1}\n```', {"a": 1}, [RepairKind.CODE_FENCE], False),
     ('```\n{"a": 1}\n```\n', {"a": 1}, [RepairKind.CODE_FENCE], False),
     ('  ```JSON {"a": "```"}```', {"a": "```"}, [RepairKind.CODE_FENCE], False),
     ('```json\n{"a": 1}', {"a": 1}, [RepairKind.CODE_FENCE], False),
+    ('````json\n{"a": 1}\n`````', {"a": 1}, [RepairKind.CODE_FENCE], False),
     # double encoding
     ('"{\\"a\\": [1, 2]}"', {"a": [1, 2]}, [RepairKind.DOUBLE_ENCODED], False),
     ('"{\\"a\\": 1,}"', {"a": 1}, [RepairKind.DOUBLE_ENCODED, RepairKind.TRAILING_COMMA], False),
     (
         '"\\"{\\\\\\"a\\\\\\": 1}\\""',
         {"a": 1},
-        [RepairKind.DOUBLE_ENCODED, RepairKind.DOUBLE_ENCODED],
+        [RepairKind.DOUBLE_ENCODED],  # twice, one record
         False,
     ),
     ('"{not json"', "{not json", [], False),
     ('"hello"', "hello", [], False),
-    # excess closers
-    ('{"a": 1}}', {"a": 1}, [RepairKind.EXCESS_CLOSER], True),
-    ("[1]]}", [1], [RepairKind.EXCESS_CLOSER] * 2, True),
+    # excess closers after the complete value: nothing is invented, nothing is cut off
+    ('{"a": 1}}', {"a": 1}, [RepairKind.EXCESS_CLOSER], False),
+    ("[1]]}", [1], [RepairKind.EXCESS_CLOSER], False),
+    ('{"path": "a.md"}}\n', {"path": "a.md"}, [RepairKind.EXCESS_CLOSER], False),
+    # prose after the complete value is not part of it
+    (
+        '{"path": "a.txt"} I will now read it',
+        {"path": "a.txt"},
+        [RepairKind.TRAILING_TEXT],
+        False,
+    ),
+    (
+        '```json\n{"a": 1}\n```\nDone.',
+        {"a": 1},
+        [RepairKind.CODE_FENCE, RepairKind.TRAILING_TEXT],
+        False,
+    ),
+    ('{"a": 1}\n\nnull is fine [x]', {"a": 1}, [RepairKind.TRAILING_TEXT], False),
     # cut off at the end
     ('{"a": "hel', {"a": "hel"}, [RepairKind.UNCLOSED_STRING, RepairKind.MISSING_CLOSERS], True),
     (
@@ -101,6 +194,22 @@ CASES = [
     ('{"a": 1}{"a": 1}{"a": 1}', {"a": 1}, [RepairKind.DUPLICATE_VALUE], False),
     ('{}{"city": "A"}', {"city": "A"}, [RepairKind.EMPTY_PLACEHOLDER], False),
     ('{"a": 1}\n{"a": 1}', {"a": 1}, [RepairKind.DUPLICATE_VALUE], False),
+    # the repeat's own repairs are reported too
+    (
+        '{"cmd":"x"}{"cmd":"x",}',
+        {"cmd": "x"},
+        [RepairKind.DUPLICATE_VALUE, RepairKind.TRAILING_COMMA],
+        False,
+    ),
+    # however many placeholders come first
+    ('{}{}{"a":1}', {"a": 1}, [RepairKind.EMPTY_PLACEHOLDER], False),
+    (
+        '{"a":1}{}{"a":1}',
+        {"a": 1},
+        [RepairKind.EMPTY_PLACEHOLDER, RepairKind.DUPLICATE_VALUE],
+        False,
+    ),
+    ("{}{}", {}, [RepairKind.DUPLICATE_VALUE], False),
 ]
 
 
@@ -199,3 +308,80 @@ def test_the_code_fence_repair_points_at_the_opening_fence() -> None:
         assert fence.kind is RepairKind.CODE_FENCE
         assert text[fence.offset : fence.offset + 3] == "```"
         assert fence.offset == 2
+
+
+def test_repeated_repairs_outside_strings_are_merged() -> None:
+    # One record per kind per value, however many times it happens: 100,000 excess
+    # closers, trailing commas or bare words are one record each, with a count.
+    closers = repair('{"a": 1}' + "}" * 100_000)
+    (rec,) = closers.repairs
+    assert (rec.kind, rec.count, rec.offset) == (RepairKind.EXCESS_CLOSER, 100_000, 8)
+    assert not closers.structure_synthesized
+    many = repair("[" + ",".join(["[x, 1,]"] * 20_000) + "]")
+    assert [(r.kind, r.count) for r in many.repairs] == [
+        (RepairKind.BARE_WORD, 20_000),
+        (RepairKind.TRAILING_COMMA, 20_000),
+    ]
+    escapes = repair(json.dumps(["C:\\Users"] * 5_000).replace("\\\\", "\\"))
+    assert [(r.kind, r.count) for r in escapes.repairs] == [(RepairKind.INVALID_ESCAPE, 5_000)]
+
+
+def _machine(text: str) -> object:
+    """What the assembler gives for ``text`` under each chunking (whole, at random
+    splits, one character at a time when short), which must agree; no previews, so deep
+    and long texts stay cheap."""
+    outcomes = set()
+    cuts = chunkings(text) if len(text) <= 2_000 else [*chunkings(text)[2:], [text]]
+    for chunks in cuts:
+        assembler = ArgumentAssembler()
+        for piece in chunks:
+            if assembler.status is Status.UNREPAIRABLE:
+                break
+            assembler.feed(piece)
+        try:
+            result = assembler.finish()
+        except UnrepairableError as exc:
+            outcomes.add((type(exc), exc.offset, exc.line, exc.column))
+        else:
+            outcomes.add(("ok", json.dumps(result.value), result.repairs))
+    assert len(outcomes) == 1, outcomes
+    return outcomes.pop()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 512 + "]" * 512,  # as deep as max_depth allows
+        '{"a": [0.' + "1" * 6000 + "]}",  # a number longer than MAX_SCALAR_CHARS
+        "[" + "1" * 4000 + ", -0.0, 1e-400, 1E+300]",
+        '["\ud83d\ude00", "\\ud83d\\ude00"]',  # a raw pair is joined as an escaped one is
+        json.dumps({"a": [{"b": {"c": [i, str(i), None, True]}} for i in range(600)]}),
+        json.dumps([[i, 1.5e300, "x[y]"] for i in range(600)]),
+    ],
+)
+def test_repair_and_the_assembler_agree_on_valid_text(text: str) -> None:
+    # One contract: repair() reads valid JSON with json.loads only when the machine would
+    # read the same.
+    result = repair(text)
+    assert _machine(text) == ("ok", json.dumps(result.value), result.repairs)
+    assert result.repairs == () or {r.kind for r in result.repairs} == {RepairKind.LONE_SURROGATE}
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("[" * 513 + "]" * 513, TooDeepError),  # json.loads reads it; both refuse it
+        (json.dumps([[[[1]]]] * 200)[:-1] + ", " + "[" * 600 + "]" * 600 + "]", TooDeepError),
+        ("[" + "1" * 5000 + "]", UnrepairableError),  # past Python's int digit limit
+        ("[1e400, 2]", UnrepairableError),  # json.loads gives inf
+        (json.dumps([[i, 1e300] for i in range(600)])[:-1] + ", [1e+400]]", UnrepairableError),
+        (json.dumps([[i] for i in range(600)])[:-1] + ", 1" + "0" * 400 + ".5]", UnrepairableError),
+    ],
+)
+def test_repair_and_the_assembler_refuse_the_same_valid_text(
+    text: str, error: type[UnrepairableError]
+) -> None:
+    with pytest.raises(error) as info:
+        repair(text)
+    found = info.value
+    assert _machine(text) == (type(found), found.offset, found.line, found.column)

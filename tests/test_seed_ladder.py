@@ -24,9 +24,13 @@ SEED_CASES = [
     ("repairs_trailing_comma_in_array", '["a", "b",]', ["a", "b"], False),
     ("repairs_missing_close_brace", '{"path": "hello.txt"', {"path": "hello.txt"}, True),
     ("repairs_missing_close_bracket", '["a", "b"', ["a", "b"], True),
-    ("strips_embedded_control_chars", '{"key": "val\x0bue"}', {"key": "value"}, False),
+    # Deliberate difference: the seed dropped raw control characters; we keep them (never
+    # lose content: ESC of an ANSI colour code, a form feed) and record the repair.
+    ("keeps_embedded_control_chars", '{"key": "val\x0bue"}', {"key": "val\x0bue"}, False),
     ("balances_nested_braces", '{"outer": {"inner": "val"', {"outer": {"inner": "val"}}, True),
-    ("strips_excess_closers", '{"key": "val"}}', {"key": "val"}, True),
+    # Deliberate difference: the seed flagged this as synthesized; the value was whole
+    # before the extra closer, so dropping it invents nothing (docs/design.md).
+    ("strips_excess_closers", '{"key": "val"}}', {"key": "val"}, False),
     (
         "a_write_cut_at_a_string_boundary_is_reported_as_synthesized",
         '{"path": "notes.md", "content": "first line"',
@@ -34,9 +38,9 @@ SEED_CASES = [
         True,
     ),
     (
-        "a_complete_argument_needing_only_control_char_stripping_stays_intact",
+        "a_complete_argument_needing_only_a_kept_control_char_stays_intact",
         '{"a": "line\x08break"}',
-        {"a": "linebreak"},
+        {"a": "line\x08break"},
         False,
     ),
     ("repairs_brace_balance_with_trailing_comma", '{"a": 1,', {"a": 1}, True),
@@ -88,9 +92,16 @@ def test_double_encoded_is_unwrapped_here_where_the_seed_returned_a_string() -> 
 
 
 def test_oversize_input_rejected() -> None:
-    with pytest.raises(TooLargeError) as info:
+    # Deliberate difference: the seed answered any oversize text with "too large"; text
+    # that cannot be repaired at all is refused with its own error and position, at any
+    # size, and only text that needs a repair past the bound is "too large".
+    with pytest.raises(UnrepairableError) as info:
         repair("x" * (REPAIR_MAX_SIZE + 1))
-    assert info.value.limit == REPAIR_MAX_SIZE
+    assert not isinstance(info.value, TooLargeError)
+    assert info.value.offset == 0
+    with pytest.raises(TooLargeError) as too_large:
+        repair('{"a": [1,' + " " * REPAIR_MAX_SIZE + "]}")
+    assert too_large.value.limit == REPAIR_MAX_SIZE
 
 
 def test_oversize_valid_json_parses_intact() -> None:

@@ -517,3 +517,30 @@ def test_verdicts_keep_what_an_aborted_consumer_never_saw() -> None:
     assert isinstance(verdict, ToolCallRejected)
     assert verdict.reason is RejectReason.ABORTED
     assert verdict.raw == '{"path": "a'
+
+
+@pytest.mark.parametrize("step", [1, 7, 1000])
+def test_surrogate_halves_in_separate_deltas_make_one_character(step: int) -> None:
+    # A provider whose chunks each carry one UTF-16 half of an emoji: each chunk's JSON
+    # decodes to a lone surrogate, and the two are joined again (U+FFFD is for a truly
+    # lone half). End to end, from SSE bytes, however the bytes are cut.
+    pieces = ['{"content": "hi ', "\ud83d", "\ude00", " and \ud83d", "\ude80", " \ud83d", '"}']
+    chunks = [
+        chunk(
+            {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "w", "arguments": ""}}]}
+        ),
+        *(chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in pieces),
+        chunk({}, "tool_calls"),
+    ]
+    data = sse_bytes(chunks)
+    assert b"\\ud83d" in data  # each half travels as its own JSON escape
+    core = ToolCallStream()
+    events = []
+    for start in range(0, len(data), step):
+        events += core.feed(data[start : start + step])
+    events += core.finish()
+    (ready,) = [e for e in events if isinstance(e, ToolCallReady)]
+    assert ready.arguments == {"content": "hi \U0001f600 and \U0001f680 \ufffd"}
+    (lone,) = ready.repairs
+    assert lone.kind.value == "lone_surrogate"
+    assert lone.count == 1

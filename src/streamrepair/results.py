@@ -12,44 +12,70 @@ __all__ = ["Repair", "RepairKind", "Repaired", "Status"]
 class Status(enum.Enum):
     """Where an :class:`~streamrepair.ArgumentAssembler` stands, answerable at any moment.
 
+    Each status says what :meth:`~streamrepair.ArgumentAssembler.finish` would do if the
+    text ended now, and the assembler keeps it exact after every delta:
+
     ``COMPLETE``
-        A whole top-level value has been read; ``finish()`` now invents nothing, so its
-        result has ``structure_synthesized == False``.
+        ``finish()`` now returns one value with ``structure_synthesized == False``.
+    ``CONCATENATED``
+        Several whole top-level values that do not reduce to one (``{..}{..}``, what
+        providers that merge parallel calls send): ``finish()`` now raises
+        :class:`~streamrepair.ConcatenatedValuesError` and ``finish_values()`` returns
+        each value, none synthesized.
     ``INCOMPLETE``
-        Not (yet) a whole value: more text is needed, or structure was already invented
-        (an excess closer dropped). ``finish()`` now would return a value with
-        ``structure_synthesized == True``, or raise if nothing has arrived.
+        Not (yet) whole, and some continuation could still make it ``COMPLETE`` or
+        ``CONCATENATED``: ``finish()`` now would synthesize structure (close what is
+        open, drop what is cut off) or raise because no value has arrived yet.
     ``UNREPAIRABLE``
-        Something arrived that no repair can fix. The assembler stays so; ``error``
-        says where.
+        No continuation can make the text a value: reported at the first character after
+        which none can (a bound such as ``max_depth`` counts as broken when a character
+        passes it). The assembler stays so and ``error`` says where. After ``finish()``
+        raises, the status is ``UNREPAIRABLE`` too.
     """
 
     INCOMPLETE = "incomplete"
     COMPLETE = "complete"
     UNREPAIRABLE = "unrepairable"
+    CONCATENATED = "concatenated"
 
 
 class RepairKind(enum.Enum):
-    """The kinds of repair. Those whose :attr:`synthesizes_structure` is true change the
-    structure the model wrote (they close what it left open, or drop what it over-closed);
-    a value that needed one of them is never ready to run."""
+    """The kinds of repair. Those whose :attr:`synthesizes_structure` is true stand in for
+    structure the model did not finish writing (they close what it left open, or drop what
+    was cut off); a value that needed one of them is never ready to run."""
 
     #: One or more commas before ``}``/``]`` or at the end, dropped.
     TRAILING_COMMA = "trailing_comma"
-    #: A raw newline, carriage return or tab inside a string, kept as the character meant.
+    #: A raw control character inside a string (a newline, a tab, the ESC of an ANSI
+    #: colour code, a form feed), kept as the character it is.
     RAW_CONTROL_CHARACTER = "raw_control_character"
-    #: Another raw C0 control character inside a string, dropped.
+    #: No longer made: raw control characters are kept (``raw_control_character``). The
+    #: member stays so that code naming it keeps working.
     CONTROL_CHARACTER_DROPPED = "control_character_dropped"
     #: An invalid escape such as ``\\U`` in ``C:\\Users``: the backslash is kept literally.
     INVALID_ESCAPE = "invalid_escape"
-    #: A lone UTF-16 surrogate, replaced by U+FFFD.
+    #: A string with an evident raw backslash (an invalid escape) that also holds
+    #: ``\\b \\f \\n \\r \\t`` escapes, which may be raw backslashes too
+    #: (``C:\\Users\\new``): under a path-like key they are read literally, elsewhere as
+    #: JSON reads them; either way the string's meaning was a guess (docs/repairs.md).
+    AMBIGUOUS_ESCAPES = "ambiguous_escapes"
+    #: A lone UTF-16 surrogate, replaced by U+FFFD (the two halves of a pair are joined,
+    #: also when they arrive in different deltas).
     LONE_SURROGATE = "lone_surrogate"
     #: ``True``/``False``/``None`` read as ``true``/``false``/``null``.
     PYTHON_LITERAL = "python_literal"
+    #: A literal in another letter case (``FALSE``, ``Null``, ``none``, ``TRUE``) read as
+    #: the JSON literal it spells.
+    LITERAL_CASE = "literal_case"
     #: A single-quoted string or key read as a string.
     SINGLE_QUOTES = "single_quotes"
     #: An unquoted word in value position read as a string (``"direction": both``).
     BARE_WORD = "bare_word"
+    #: An unquoted identifier key read as a string (``{path: "a.txt"}``).
+    UNQUOTED_KEY = "unquoted_key"
+    #: A ``\\n``, ``\\r`` or ``\\t`` written with a real backslash between tokens, outside
+    #: any string, read as the whitespace it names (``{\\n"a": 1}``).
+    ESCAPED_WHITESPACE = "escaped_whitespace"
     #: A markdown code fence around the whole argument, stripped.
     CODE_FENCE = "code_fence"
     #: The whole argument was a JSON string holding a JSON object; unwrapped.
@@ -58,8 +84,12 @@ class RepairKind(enum.Enum):
     DUPLICATE_VALUE = "duplicate_value"
     #: An empty ``{}`` placeholder before the real top-level object, dropped.
     EMPTY_PLACEHOLDER = "empty_placeholder"
-    #: Closers after the complete value, dropped (synthesizes structure).
+    #: Closers after the complete top-level value, dropped. The value was whole before
+    #: them, so nothing is invented: this does not synthesize structure.
     EXCESS_CLOSER = "excess_closer"
+    #: Prose after the complete top-level value (``{"path": "a.txt"} I will read it``),
+    #: dropped: it is not part of any value.
+    TRAILING_TEXT = "trailing_text"
     #: A string cut off by the end of input, closed (synthesizes structure).
     UNCLOSED_STRING = "unclosed_string"
     #: A key, colon, half literal or half number cut off by the end, dropped
@@ -94,18 +124,27 @@ class RepairKind(enum.Enum):
 
 _GUIDANCE: dict[RepairKind, str] = {
     RepairKind.TRAILING_COMMA: "put no comma after the last member of an object or array",
-    RepairKind.RAW_CONTROL_CHARACTER: "escape newlines and tabs inside strings as \\n and \\t",
+    RepairKind.RAW_CONTROL_CHARACTER: (
+        "escape control characters inside strings (\\n, \\t, \\u001b)"
+    ),
     RepairKind.CONTROL_CHARACTER_DROPPED: "put no raw control characters inside strings",
     RepairKind.INVALID_ESCAPE: "write a literal backslash as \\\\ (C:\\\\Users)",
+    RepairKind.AMBIGUOUS_ESCAPES: (
+        "write every literal backslash as \\\\ (C:\\\\Users\\\\new), so \\n means a newline"
+    ),
     RepairKind.LONE_SURROGATE: "send whole characters, not half of a surrogate pair",
     RepairKind.PYTHON_LITERAL: "write true, false and null, not True, False and None",
+    RepairKind.LITERAL_CASE: "write true, false and null in lower case",
     RepairKind.SINGLE_QUOTES: "quote strings and keys with double quotes",
     RepairKind.BARE_WORD: "quote string values with double quotes",
+    RepairKind.UNQUOTED_KEY: "quote keys with double quotes",
+    RepairKind.ESCAPED_WHITESPACE: "write whitespace between tokens as itself, not as \\n",
     RepairKind.CODE_FENCE: "send the arguments as bare JSON, without a markdown code fence",
     RepairKind.DOUBLE_ENCODED: "send the arguments as a JSON object, not a string holding one",
     RepairKind.DUPLICATE_VALUE: "send the arguments once",
     RepairKind.EMPTY_PLACEHOLDER: "send one JSON object, without an empty {} before it",
     RepairKind.EXCESS_CLOSER: "close each object and array exactly once",
+    RepairKind.TRAILING_TEXT: "send only the JSON arguments, with no text after them",
     RepairKind.UNCLOSED_STRING: "finish the arguments; send long content in smaller parts",
     RepairKind.DANGLING_DROPPED: "finish the arguments; send long content in smaller parts",
     RepairKind.MISSING_CLOSERS: "finish the arguments; send long content in smaller parts",
@@ -116,7 +155,6 @@ _GUIDANCE: dict[RepairKind, str] = {
 
 _SYNTHESIZING = frozenset(
     {
-        RepairKind.EXCESS_CLOSER,
         RepairKind.UNCLOSED_STRING,
         RepairKind.DANGLING_DROPPED,
         RepairKind.MISSING_CLOSERS,

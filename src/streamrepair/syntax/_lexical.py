@@ -9,6 +9,7 @@ in C.
 from __future__ import annotations
 
 import json.decoder
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -24,13 +25,14 @@ TOKEN_RUN = re.compile(r"[A-Za-z0-9_.+\-]+")
 # Fast lanes: a whole number or literal, or a whole string without escapes or control
 # characters, that lies inside one delta. They give exactly what the character-level path
 # would (which handles everything else, including the same text split across deltas).
-# Numbers stop at 100 digits here so int() never meets Python's digit limit on this lane.
-SCALAR = r"-?(?:0|[1-9][0-9]{0,99})(?:\.[0-9]{1,100})?(?:[eE][+-]?[0-9]{1,4})?|true|false|null"
+# Numbers stop at 100 digits here so int() never meets Python's digit limit on this lane,
+# and exponents at two digits so no number on a lane can overflow a float (< 1e200).
+SCALAR = r"-?(?:0|[1-9][0-9]{0,99})(?:\.[0-9]{1,100})?(?:[eE][+-]?[0-9]{1,2})?|true|false|null"
 PLAIN_STRING = r'"[^"\\\x00-\x1f\ud800-\udfff]*"'
 WHOLE_SCALAR = re.compile(f"({SCALAR})(?=[ \t\n\r,\\]}}])")
 WHOLE_STRING = re.compile(r'"([^"\\\x00-\x1f\ud800-\udfff]*)"')
 # A whole number short enough for int() and the scalar lanes.
-NUMBER_LANE = re.compile(r"-?(?:0|[1-9][0-9]{0,99})(?:\.[0-9]{1,100})?(?:[eE][+-]?[0-9]{1,4})?")
+NUMBER_LANE = re.compile(r"-?(?:0|[1-9][0-9]{0,99})(?:\.[0-9]{1,100})?(?:[eE][+-]?[0-9]{1,2})?")
 # After a comma: one more whole member of an array or object, followed by a separator.
 ARRAY_LANE = re.compile(f",[ \t\n\r]*({SCALAR}|{PLAIN_STRING})(?=[ \t\n\r]*[,\\]}}])")
 OBJECT_LANE = re.compile(
@@ -38,12 +40,21 @@ OBJECT_LANE = re.compile(
     f"({SCALAR}|{PLAIN_STRING})(?=[ \t\n\r]*[,\\]}}])"
 )
 TOKEN_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+NUMBER_START = frozenset("0123456789-")
+# An unquoted key: an identifier as JavaScript writes one (letters, digits, _ and $).
+KEY_START = re.compile(r"[^\W\d]|\$")
+KEY_RUN = re.compile(r"[\w$]+")
 HEX = frozenset("0123456789abcdefABCDEF")
 FENCE_INFO = re.compile(r"[A-Za-z0-9_+.\-]+")
 
 NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 NUMBER_PREFIX = (
     r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]*)?"
+)
+# The longest prefix of a text that can still begin a number (the exponent alternative
+# first: Python's re takes the first alternative that matches, not the longest).
+NUMBER_PREFIX_LONGEST = re.compile(
+    r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]*|(?:0|[1-9][0-9]*)(?:\.[0-9]*)?)?"
 )
 # A comma, and a number cut by the end of the delta (possibly nothing of it yet).
 ARRAY_TAIL = re.compile(f",[ \t\n\r]*({NUMBER_PREFIX})")
@@ -56,16 +67,25 @@ UUID_PREFIX = (
 )
 LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 PY_LITERALS: dict[str, Any] = {"True": True, "False": False, "None": None}
-ALL_LITERALS = (*LITERALS, *PY_LITERALS)
-LITERAL_PREFIX = "|".join(
-    "".join(f"(?:{ch}" for ch in word) + ")?" * (len(word) - 1) + ")" for word in ALL_LITERALS
+# Any letter case of a JSON or Python literal spells that literal (FALSE, Null, none).
+CASELESS_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None, "none": None}
+LITERAL_PREFIX = (
+    "(?i:"
+    + "|".join(
+        "".join(f"(?:{ch}" for ch in word) + ")?" * (len(word) - 1) + ")"
+        for word in CASELESS_LITERALS
+    )
+    + ")"
 )
 # A token at the top level may only become a number or a literal; inside a container it
 # may also become a bare word or an unquoted UUID.
 TOP_VIABLE = re.compile(f"{NUMBER_PREFIX}|{LITERAL_PREFIX}")
 INNER_VIABLE = re.compile(f"{NUMBER_PREFIX}|{UUID_PREFIX}|[A-Za-z_][A-Za-z0-9_.\\-]*")
-#: Words that look like values in other languages but have no JSON meaning.
-REFUSED_WORDS = frozenset({"NaN", "Infinity", "undefined", "nil"})
+UUID_VIABLE = re.compile(UUID_PREFIX)
+#: Words that look like values in other languages but have no JSON meaning (any case).
+REFUSED_WORDS = frozenset({"nan", "inf", "infinity", "undefined", "nil"})
+# A number whose exponent can only grow: more digits never bring it back in range.
+_POSITIVE_EXPONENT = re.compile(r"[eE]\+?[0-9]+")
 
 ESCAPES = {
     '"': '"',
@@ -77,10 +97,53 @@ ESCAPES = {
     "r": "\r",
     "t": "\t",
 }
-KEPT_CONTROLS = frozenset("\n\r\t")
+# The control characters JSON's simple escapes produce; in a string that also shows a raw
+# backslash they may have been raw backslashes (C:\new), and this reads them back so.
+CONTROL_ESCAPES = re.compile("[\b\f\n\r\t]")
+LITERAL_CONTROLS = str.maketrans({"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 # json's C string decoder (typeshed does not declare it): (text, index) -> (decoded, end).
 scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")  # noqa: B009
 CONTROL_NAMES = {"\n": "newline", "\r": "carriage return", "\t": "tab"}
+# The last word of a key that names a file system path (file_path, filePath, dir, cwd).
+_KEY_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+PATH_WORDS = frozenset(
+    {"path", "paths", "file", "files", "filename", "filenames", "filepath", "dir", "dirs"}
+    | {"directory", "directories", "folder", "folders", "cwd", "workdir"}
+)
+
+
+def number_signature(prefix: str) -> str:
+    """A short text in the same state of the number grammar as ``prefix`` (a number's
+    beginning): what may follow one may follow the other. A number longer than
+    ``MAX_SCALAR_CHARS`` is checked piece by piece against its signature, never re-read."""
+    e = max(prefix.rfind("e"), prefix.rfind("E"))
+    if e >= 0:
+        tail = prefix[e + 1 :]
+        return "1e" if not tail else ("1e+" if tail in ("+", "-") else "1e1")
+    dot = prefix.find(".")
+    if dot >= 0:
+        return "1." if dot == len(prefix) - 1 else "1.1"
+    body = prefix[1:] if prefix[:1] == "-" else prefix
+    return "-" if not body else ("0" if body == "0" else "1")
+
+
+def path_like(key: str | None) -> bool:
+    """Whether a key names a file system path (its last word: ``path``, ``file``,
+    ``dir``, ``folder``, ``cwd`` ...): ``file_path``, ``filePath``, ``notebook_path``."""
+    if not key:
+        return False
+    words = _KEY_WORDS.findall(key[-64:])
+    return bool(words) and words[-1].lower() in PATH_WORDS
+
+
+def overflows(token: str) -> bool:
+    """Whether a number token is past a float's range and no digit added to it can bring
+    it back (its exponent, positive, can only grow). Such a number is refused like
+    ``Infinity``: JSON cannot write it."""
+    m = _POSITIVE_EXPONENT.search(token)
+    if m is None or m.end() != len(token) or NUMBER.fullmatch(token) is None:
+        return False
+    return math.isinf(float(token))
 
 
 def lane_value(token: str) -> Any:
@@ -99,24 +162,37 @@ def scalar(token: str) -> Any:
     return int(token)
 
 
+def number(token: str) -> Any:
+    """The value of a token that matches ``NUMBER``, or None when Python cannot hold it:
+    an int past Python's digit limit, or a float past the float range (``1e400``), which
+    JSON cannot write back (json.loads would give ``inf``)."""
+    try:
+        if token.isdigit() or (token[0] == "-" and token[1:].isdigit()):
+            return int(token)
+        value = float(token)
+    except ValueError:  # more digits than Python's int limit
+        return None
+    return None if math.isinf(value) else value
+
+
 def classify(token: str, *, in_container: bool) -> tuple[Any, RepairKind | None] | None:
     """The value of a complete token and the repair reading it needed, or None when it is
     not a value. Only inside a container may a bare word or UUID stand for a string."""
     if token in LITERALS:
         return LITERALS[token], None
     if NUMBER.fullmatch(token):
-        try:
-            if token.isdigit() or (token[0] == "-" and token[1:].isdigit()):
-                return int(token), None
-            return float(token), None
-        except ValueError:  # more digits than Python's int limit
-            return None
+        value = number(token)
+        return None if value is None else (value, None)
     if token in PY_LITERALS:
         return PY_LITERALS[token], RepairKind.PYTHON_LITERAL
-    if not in_container or token in REFUSED_WORDS:
+    if len(token) <= 5:
+        lowered = token.lower()
+        if lowered in CASELESS_LITERALS:
+            return CASELESS_LITERALS[lowered], RepairKind.LITERAL_CASE
+    if not in_container or token.lower() in REFUSED_WORDS:
         return None
-    if any(word.startswith(token) for word in ALL_LITERALS):
-        return None  # a cut-short literal such as "tru" is not a word
+    if len(token) <= 5 and any(word.startswith(token.lower()) for word in CASELESS_LITERALS):
+        return None  # a cut-short literal such as "tru" or "FALS" is not a word
     if BARE_WORD.fullmatch(token) or UUID.fullmatch(token):
         return token, RepairKind.BARE_WORD
     return None

@@ -1,5 +1,10 @@
-"""Book-keeping of repairs for each top-level value, and the final reduction of
-concatenated values (``{..}{..}``)."""
+"""Book-keeping of repairs for each top-level value, and the reduction of concatenated
+values (``{..}{..}``) as each one completes.
+
+A value keeps one record per repair kind: a later occurrence of the same kind adds to that
+record's ``count`` (its offset stays the first one), so the records of one value are
+bounded by the number of kinds whatever the input (500,000 excess closers are one record).
+"""
 
 from __future__ import annotations
 
@@ -13,11 +18,11 @@ class RepairRecord:
 
     __slots__ = ("count", "description", "kind", "offset")
 
-    def __init__(self, kind: RepairKind, offset: int, description: str) -> None:
+    def __init__(self, kind: RepairKind, offset: int, description: str, count: int = 1) -> None:
         self.kind = kind
         self.offset = offset
         self.description = description
-        self.count = 1
+        self.count = count
 
     def freeze(self) -> Repair:
         description = self.description
@@ -29,74 +34,96 @@ class RepairRecord:
 class ValueRecord:
     """Book-keeping for one top-level value."""
 
-    __slots__ = ("coalesced", "recs", "start", "synthesized", "value")
+    __slots__ = ("by_kind", "recs", "start", "synthesized", "value")
 
     def __init__(self, start: int) -> None:
         self.start = start  # offset where the value begins
         self.value: Any = None
         self.recs: list[RepairRecord] = []
-        self.coalesced: dict[RepairKind, RepairRecord] = {}
+        self.by_kind: dict[RepairKind, RepairRecord] = {}
         self.synthesized = False
 
-    def note(self, kind: RepairKind, offset: int, description: str) -> RepairRecord:
-        rec = RepairRecord(kind, offset, description)
+    def note(self, kind: RepairKind, offset: int, description: str, count: int = 1) -> RepairRecord:
+        """Record ``count`` occurrences of ``kind``; the first occurrence of a kind makes
+        the record (its offset and description), later ones add to its count."""
+        rec = self.by_kind.get(kind)
+        if rec is not None:
+            rec.count += count
+            return rec
+        rec = RepairRecord(kind, offset, description, count)
         self.recs.append(rec)
+        self.by_kind[kind] = rec
         if kind.synthesizes_structure:
             self.synthesized = True
         return rec
 
-    def note_once(self, kind: RepairKind, offset: int, description: str) -> None:
-        rec = self.coalesced.get(kind)
-        if rec is None:
-            self.coalesced[kind] = self.note(kind, offset, description)
+    def absorb(self, other: ValueRecord, *, earlier: bool) -> None:
+        """Take over the repairs of ``other``, a value folded into this one; ``earlier``
+        when ``other`` came first in the text (its records then come first)."""
+        mine = self.recs
+        if earlier:
+            self.recs, self.by_kind = [], {}
+            first, then = other.recs, mine
         else:
-            rec.count += 1
+            first, then = [], other.recs
+        for rec in (*first, *then):
+            self.note(rec.kind, rec.offset, rec.description, rec.count)
+        self.synthesized = self.synthesized or other.synthesized
 
     def freeze(self) -> Repaired:
+        # In the order of the text (a stable sort: one record per kind, so few).
+        recs = sorted(self.recs, key=lambda rec: rec.offset)
         return Repaired(
             value=self.value,
             structure_synthesized=self.synthesized,
-            repairs=tuple(rec.freeze() for rec in self.recs),
+            repairs=tuple(rec.freeze() for rec in recs),
         )
 
 
-def reduce_values(values: list[ValueRecord]) -> tuple[Repaired, ...]:
-    """Freeze the top-level values of one text: identical repeats collapse into one and an
-    empty ``{}`` placeholder before a real object is dropped, each recorded as a repair."""
-    kept: list[ValueRecord] = []
-    for i, value in enumerate(values):
-        nxt = values[i + 1] if i + 1 < len(values) else None
-        if (
-            nxt is not None
-            and value.value == {}
-            and isinstance(value.value, dict)
-            and not value.recs
-            and isinstance(nxt.value, dict)
-            and nxt.value
-        ):
-            nxt.recs.insert(
-                0,
-                RepairRecord(
-                    RepairKind.EMPTY_PLACEHOLDER,
-                    value.start,
-                    "dropped an empty {} placeholder before the real object",
-                ),
-            )
-            continue
-        if kept and same_json(kept[-1].value, value.value) and not value.synthesized:
-            last = kept[-1]
-            rec = last.coalesced.get(RepairKind.DUPLICATE_VALUE)
-            if rec is None:
-                last.coalesced[RepairKind.DUPLICATE_VALUE] = last.note(
-                    RepairKind.DUPLICATE_VALUE,
-                    value.start,
-                    "collapsed an identical repeated value",
-                )
-            else:
-                rec.count += 1
-            continue
-        kept.append(value)
-    return tuple(value.freeze() for value in kept)
+def _placeholder(record: ValueRecord) -> bool:
+    return type(record.value) is dict and not record.value and not record.synthesized
+
+
+def add_value(kept: list[ValueRecord], value: ValueRecord) -> ValueRecord:
+    """Add a finished top-level value to ``kept``, the values so far after reduction, and
+    return the record it now lives in.
+
+    Empty ``{}`` placeholders (however many) before a non-empty object are dropped, and a
+    value identical to the one before it is collapsed into it; either way the dropped
+    value's own repairs are kept on the survivor, with the reduction recorded."""
+    if kept and _placeholder(kept[-1]) and type(value.value) is dict and value.value:
+        placeholder = kept.pop()
+        repeats = placeholder.by_kind.pop(RepairKind.DUPLICATE_VALUE, None)
+        if repeats is not None:
+            placeholder.recs.remove(repeats)
+        placeholder.recs.insert(
+            0,
+            RepairRecord(
+                RepairKind.EMPTY_PLACEHOLDER,
+                placeholder.start,
+                "dropped an empty {} placeholder before the real object",
+                1 + (repeats.count if repeats is not None else 0),
+            ),
+        )
+        value.absorb(placeholder, earlier=True)
+    if kept and not value.synthesized and same_json(kept[-1].value, value.value):
+        last = kept[-1]
+        last.note(RepairKind.DUPLICATE_VALUE, value.start, "collapsed an identical repeated value")
+        last.absorb(value, earlier=False)
+        return last
+    kept.append(value)
+    return value
+
+
+def count_with(kept: list[ValueRecord], value: Any) -> int:
+    """How many values ``kept`` would hold once a whole, unsynthesized ``value`` were
+    added (what :func:`add_value` would do, without doing it)."""
+    k = len(kept)
+    if k and _placeholder(kept[-1]) and type(value) is dict and value:
+        k -= 1
+    if k and same_json(kept[k - 1].value, value):
+        return k
+    return k + 1
 
 
 def same_json(a: Any, b: Any) -> bool:

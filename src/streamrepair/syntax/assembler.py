@@ -17,23 +17,36 @@ What is kept between calls (and nothing else):
   last value (a run of commas is only judged when the next significant character arrives:
   a closer makes them trailing and droppable, a value after two or more is an error);
 * inside a string: its quote character, the decoded pieces so far, an escape in progress
-  (``\\`` seen, or ``\\u`` and up to three hex digits), a high surrogate waiting for its
-  low half, and for single-quoted strings a quote that may or may not end the string;
-* a number, literal or bare word in progress (at most ``MAX_SCALAR_CHARS`` characters);
-* the completed top-level values, the repairs recorded for each, and counters for the
-  offset, line and column.
+  (``\\`` seen, or ``\\u`` and up to three hex digits), a high surrogate (escaped or raw)
+  waiting for its low half, for single-quoted strings a quote that may or may not end the
+  string, and flags for the ambiguous-escapes rule (an invalid escape seen, a control
+  escape seen, and under a path-like key the preview held at the first control escape);
+* a number, literal, bare word or unquoted key in progress (at most ``MAX_SCALAR_CHARS``
+  characters, except a number inside a container: past the bound it is kept in pieces with
+  a short signature of its place in the number grammar, so it is never re-read), or a
+  backslash between tokens that may stand for whitespace;
+* the values whole so far, reduced as each completes (an identical repeat collapses into
+  the one before it, empty ``{}`` placeholders before an object are dropped), the value
+  being read, one repair record per kind for each, and counters for the offset, line and
+  column.
 
 Invariants:
 
 * No character is read twice. Decoded string content is never re-decoded; closing a
-  string joins its pieces once. The only re-reads are bounded: a token (at most
-  ``MAX_SCALAR_CHARS``) is checked once per ``feed`` call, and the decision of a held
-  comma run needs only its count.
+  string joins its pieces once (and the ambiguous-escapes rule rewrites it at most once).
+  The only re-reads are bounded: a token (at most ``MAX_SCALAR_CHARS``) is checked once per
+  ``feed`` call, and the decision of a held comma run needs only its count.
 * Every decision is made at a character and never depends on where a delta ends, so any
   split of the same text reaches the same state after every shared prefix (chunking
   invariance), the same preview and the same result.
-* The verdict only moves forward: once ``UNREPAIRABLE`` it stays so, with the error at
-  the first impossible character. ``COMPLETE`` means ``finish()`` would invent nothing now.
+* ``status`` is exact: ``COMPLETE`` means ``finish()`` now returns one value with
+  ``structure_synthesized=False``; ``CONCATENATED`` that it raises
+  ``ConcatenatedValuesError`` while ``finish_values()`` returns unsynthesized values;
+  ``INCOMPLETE`` that it would synthesize or raise and some continuation can still be
+  valid; ``UNREPAIRABLE`` comes at the first character after which no continuation can
+  (bounds count when a character passes them; a number longer than ``MAX_SCALAR_CHARS``
+  is judged against a float's range when it ends). Once ``UNREPAIRABLE`` it stays so,
+  and after ``finish()`` raises the status is ``UNREPAIRABLE`` with that error.
 * Nothing here recurses on the input's nesting, so no input can raise ``RecursionError``.
 """
 
@@ -53,14 +66,20 @@ from ..results import Repaired, RepairKind, Status
 from ._lexical import (
     ARRAY_LANE,
     ARRAY_TAIL,
+    CONTROL_ESCAPES,
     CONTROL_NAMES,
     DQ_RUN,
     ESCAPES,
     FENCE_INFO,
     HEX,
     INNER_VIABLE,
-    KEPT_CONTROLS,
+    KEY_RUN,
+    KEY_START,
+    LITERAL_CONTROLS,
+    NUMBER,
     NUMBER_LANE,
+    NUMBER_PREFIX_LONGEST,
+    NUMBER_START,
     OBJECT_LANE,
     PY_LITERALS,
     RAW_SURROGATE,
@@ -68,15 +87,19 @@ from ._lexical import (
     TOKEN_RUN,
     TOKEN_START,
     TOP_VIABLE,
+    UUID_VIABLE,
     WHOLE_SCALAR,
     WHOLE_STRING,
     WS,
     classify,
     lane_value,
+    number_signature,
+    overflows,
+    path_like,
     scalar,
     scanstring,
 )
-from ._records import RepairRecord, ValueRecord, reduce_values
+from ._records import ValueRecord, add_value, count_with
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -114,9 +137,26 @@ _FENCE_OPEN = 10  # reading an opening code fence and its info string
 _FENCE_CLOSE = 11  # reading a closing code fence
 _TAIL = 12  # after the closing fence: only whitespace may follow
 _ERROR = 13
+_BACKSLASH = 14  # a backslash between tokens, outside any string (\n read as whitespace)
+_BARE_KEY = 15  # inside an unquoted identifier key
+_PROSE = 16  # text after the complete top-level value, dropped
 
 _IN_STRING = frozenset({_STRING, _ESCAPE, _UNICODE, _QUOTE_END})
+
+
+def _not_a_value(token: str) -> str:
+    """Why a whole token is refused."""
+    if NUMBER.fullmatch(token) is not None:
+        return f"number out of range: {token[:40]!r}"
+    return f"not a JSON value: {token[:40]!r}"
+
+
 _SKIPS_WS = frozenset({_VALUE, _KEY, _COLON, _AFTER, _END, _TAIL})
+
+# What an open string has shown so far (its flags), for the ambiguous-escapes rule.
+_INVALID = 1  # an invalid escape: an evident raw backslash
+_CONTROL_ESCAPE = 2  # a \b \f \n \r \t escape, decoded to a control character
+_OTHER_CONTROL = 4  # a control character from elsewhere (raw, or a \u escape)
 
 
 class ArgumentAssembler:
@@ -128,17 +168,19 @@ class ArgumentAssembler:
     :meth:`finish` for the value and the repairs made.
 
     Repairs that keep the model's structure (trailing commas, raw control characters,
-    invalid escapes, single quotes, Python literals, bare words, a code fence, double
-    encoding) are applied as the text arrives. Structure the model did not write (closing
-    a cut-off string or container, dropping a dangling key, dropping excess closers) is
-    only ever added by :meth:`finish`, and the result then says
-    ``structure_synthesized=True``: such a value must not be dispatched.
+    invalid escapes, single quotes, literals, bare words and unquoted keys, a code fence,
+    double encoding, excess closers and prose after the value) are applied as the text
+    arrives (docs/repairs.md lists them). Structure the model did not finish (closing a
+    cut-off string or container, dropping a dangling key or half token) is only ever added
+    by :meth:`finish`, and the result then says ``structure_synthesized=True``: such a
+    value must not be dispatched.
 
     ``max_size`` bounds the characters taken (past it: UNREPAIRABLE, ``TooLargeError``);
     ``max_depth`` bounds container nesting (past it: UNREPAIRABLE, ``TooDeepError``).
     """
 
     __slots__ = (
+        "_bs_offset",
         "_comma_offset",
         "_commas",
         "_ctx_line",
@@ -153,11 +195,14 @@ class ArgumentAssembler:
         "_held",
         "_hex",
         "_high_offset",
+        "_hold",
         "_is_key",
         "_key",
         "_keys",
+        "_long",
         "_max_depth",
         "_max_size",
+        "_pathlike",
         "_pending_high",
         "_quote",
         "_quote_offset",
@@ -165,13 +210,16 @@ class ArgumentAssembler:
         "_run_match",
         "_slot",
         "_stack",
+        "_started",
         "_state",
+        "_str_flags",
         "_str_offset",
         "_str_parts",
-        "_str_recs",
         "_token",
         "_token_offset",
         "_values",
+        "_whole",
+        "_ws_return",
     )
 
     def __init__(
@@ -199,7 +247,9 @@ class ArgumentAssembler:
         self._is_key = False
         self._str_parts: list[str] = []
         self._str_offset = 0
-        self._str_recs: dict[RepairKind, RepairRecord] | None = None
+        self._str_flags = 0  # what the open string has shown (_INVALID, ...)
+        self._pathlike: bool | None = None  # under a path-like key (None: not asked yet)
+        self._hold: str | None = None  # its preview, held at its first control escape
         self._run_match = DQ_RUN.match  # plain-run matcher of the open string's quote
         self._hex = ""
         self._pending_high: int | None = None
@@ -207,38 +257,61 @@ class ArgumentAssembler:
         self._quote_offset = 0
         self._held = ""  # whitespace after a single quote whose role is unknown
         self._slot = False  # a preview put the open string's text in its container
-        # tokens
+        # tokens (and unquoted keys)
         self._token = ""
         self._token_offset = 0
+        self._long: list[str] | None = None  # a number past MAX_SCALAR_CHARS, in pieces
+        # a backslash outside any string: the state to return to, and where it was
+        self._ws_return = _VALUE
+        self._bs_offset = 0
         # code fence: 0 none, >0 backticks of the opening fence
         self._fence = 0
         self._fence_info = 0
         self._fence_offset = 0  # where the opening fence began
-        # top-level values
+        # top-level values: those whole so far, reduced (duplicates collapsed, empty {}
+        # placeholders dropped), and the one being read (or the record it became)
         self._values: list[ValueRecord] = []
         self._current: ValueRecord | None = None
+        self._whole = False  # the current value is whole and in _values
+        self._started = 0  # top-level values started
 
     # -- public ----------------------------------------------------------------------------
 
     @property
     def status(self) -> Status:
-        """Where the text stands now (O(1)); see :class:`~streamrepair.Status`."""
+        """Where the text stands now; see :class:`~streamrepair.Status`, whose meanings
+        the assembler keeps exact: ``COMPLETE`` means :meth:`finish` now returns a value
+        with ``structure_synthesized=False``. O(1), except for a top-level token (at most
+        ``MAX_SCALAR_CHARS``) or a top-level single-quoted string after another value."""
         state = self._state
         if state == _ERROR:
             return Status.UNREPAIRABLE
-        current = self._current
-        if current is None or current.synthesized:
+        result = self._result
+        if isinstance(result, tuple):
+            if any(value.structure_synthesized for value in result):
+                return Status.INCOMPLETE
+            return Status.COMPLETE if len(result) == 1 else Status.CONCATENATED
+        if self._current is None or self._stack:
             return Status.INCOMPLETE
-        if state in (_END, _TAIL) or (state == _FENCE_CLOSE and self._stack == []):
-            return Status.COMPLETE
-        if not self._stack:
-            # An unterminated top-level token or single-quoted string is ended by the end
-            # of input without inventing anything.
-            if state == _TOKEN and classify(self._token, in_container=False) is not None:
-                return Status.COMPLETE
-            if state == _QUOTE_END:
-                return Status.COMPLETE
-        return Status.INCOMPLETE
+        if self._whole:
+            # The value is whole; what follows it may still be open.
+            if state == _BACKSLASH or (state == _FENCE_CLOSE and self._fence_info < self._fence):
+                return Status.INCOMPLETE
+            count = len(self._values)
+        elif state == _TOKEN:
+            # An unterminated top-level token is ended by the end of input.
+            found = classify(self._token, in_container=False)
+            if found is None:
+                return Status.INCOMPLETE
+            count = count_with(self._values, found[0])
+        elif state == _QUOTE_END:
+            # So is a single-quoted string whose last quote may have been its end.
+            count = 1
+            if self._values:
+                count = count_with(self._values, self._unwrapped(self._string_so_far())[0])
+        else:
+            return Status.INCOMPLETE
+        return Status.COMPLETE if count == 1 else Status.CONCATENATED
 
     @property
     def error(self) -> UnrepairableError | None:
@@ -253,7 +326,7 @@ class ArgumentAssembler:
     @property
     def value_count(self) -> int:
         """How many top-level values have started (more than one: ``{..}{..}``)."""
-        return len(self._values)
+        return self._started
 
     def feed(self, text: str) -> Status:
         """Take the next delta of argument text and return the new :attr:`status`.
@@ -302,7 +375,14 @@ class ArgumentAssembler:
                         if end == len(body) + 1 and (
                             body.isascii() or RAW_SURROGATE.search(body) is None
                         ):
-                            self._str_parts.append(head + decoded)
+                            piece = head + decoded
+                            if not self._str_flags & _CONTROL_ESCAPE:
+                                # Nothing raw reaches here: a control character in the
+                                # piece was written as an escape (\n).
+                                found = CONTROL_ESCAPES.search(piece)
+                                if found is not None:
+                                    self._control_escape(piece[: found.start()])
+                            self._str_parts.append(piece)
                             self._state = _ESCAPE if cut else _STRING
                             self._fed += n
                             return Status.INCOMPLETE
@@ -369,10 +449,7 @@ class ArgumentAssembler:
         if not stack:
             # An open top-level string may turn out to be a double-encoded object, and a
             # top-level token is not complete until it ends: show the last whole value.
-            for value in reversed(self._values):
-                if value is not self._current or state in (_END, _FENCE_CLOSE, _TAIL):
-                    return value.value
-            return None
+            return self._values[-1].value if self._values else None
         open_string = state in _IN_STRING and not self._is_key
         if live:
             if open_string:
@@ -394,7 +471,7 @@ class ArgumentAssembler:
         return snapshot
 
     def _put_open_string(self, container: Any, replace: bool) -> None:
-        text = self._string_so_far()
+        text = self._hold if self._hold is not None else self._string_so_far()
         if isinstance(container, dict):
             container[self._key] = text
         elif replace:
@@ -415,19 +492,29 @@ class ArgumentAssembler:
         values = self.finish_values()
         if len(values) == 1:
             return values[0]
-        line, column = self._position("", 0)
-        raise ConcatenatedValuesError(values, offset=self._fed, line=line, column=column)
+        if self._error is None:
+            line, column = self._position("", 0)
+            self._fail_with(
+                ConcatenatedValuesError(values, offset=self._fed, line=line, column=column)
+            )
+        assert self._error is not None
+        raise self._error
 
     def finish_values(self) -> tuple[Repaired, ...]:
         """Like :meth:`finish`, but return every top-level value of concatenated text
-        (``{..}{..}``) separately instead of raising. Identical repeats are collapsed and an
-        empty ``{}`` placeholder before a real object is dropped; both are recorded as
-        repairs on the value kept."""
+        (``{..}{..}``) separately instead of raising. Identical repeats are collapsed and
+        empty ``{}`` placeholders before a real object are dropped; both are recorded as
+        repairs on the value kept, which also keeps the dropped values' own repairs.
+
+        After :meth:`finish` raised ``ConcatenatedValuesError``, this still returns the
+        values (the status is then ``UNREPAIRABLE``, as after any raise of ``finish``)."""
         if self._result is None:
             try:
                 self._result = self._close()
             except UnrepairableError as exc:
                 self._result = exc
+                if self._error is None:
+                    self._fail_with(exc)
         if isinstance(self._result, UnrepairableError):
             raise self._result
         return self._result
@@ -444,8 +531,17 @@ class ArgumentAssembler:
                 run = self._run_match
                 parts = self._str_parts
                 while True:
-                    if self._pending_high is not None and text[pos] != "\\":
-                        self._flush_high()
+                    if self._pending_high is not None:
+                        c = text[pos]
+                        if "\udc00" <= c <= "\udfff":
+                            # the low half of a pair whose high half came raw before it
+                            self._raw_surrogate(c, pos + self._fed)
+                            pos += 1
+                            if pos >= n:
+                                return
+                            continue
+                        if c != "\\":
+                            self._flush_high()
                     m = run(text, pos, n)
                     if m is not None:
                         parts.append(m.group())
@@ -457,6 +553,8 @@ class ArgumentAssembler:
                         if pos + 1 < n and self._pending_high is None:
                             decoded = ESCAPES.get(text[pos + 1])
                             if decoded is not None:
+                                if decoded < " " and not self._str_flags & _CONTROL_ESCAPE:
+                                    self._control_escape("")
                                 parts.append(decoded)
                                 pos += 2
                                 if pos >= n:
@@ -479,7 +577,7 @@ class ArgumentAssembler:
                             return
                         continue
                     else:  # a raw surrogate code point
-                        self._lone_surrogate(pos + self._fed)
+                        self._raw_surrogate(c, pos + self._fed)
                         pos += 1
                         if pos >= n:
                             return
@@ -538,12 +636,14 @@ class ArgumentAssembler:
                         return self._fail(text, pos, "mismatched closer", self._after_expected())
                     pos += 1
                     self._close_container()
+                elif c == "\\":
+                    pos = self._backslash(pos)
                 else:
                     return self._fail(text, pos, "unexpected character", self._after_expected())
 
             elif state == _TOKEN:
                 m = TOKEN_RUN.match(text, pos, n)
-                if m is not None and m.end() < n and self._stack:
+                if m is not None and m.end() < n and self._stack and self._long is None:
                     # A number cut by the last delta ends here: read it directly.
                     token = self._token + m.group()
                     if NUMBER_LANE.fullmatch(token) is not None:
@@ -552,23 +652,8 @@ class ArgumentAssembler:
                         self._emit(scalar(token))
                         continue
                 if m is not None:
-                    start_len = len(self._token)
-                    self._token += m.group()
-                    # Both checks look at the whole token, so the first failing character
-                    # is found whatever the chunking; the earlier failure is reported.
-                    bad = len(self._token)
-                    if not self._viable(self._token):
-                        bad = self._first_unviable(start_len)
-                    if bad > MAX_SCALAR_CHARS:
-                        return self._fail(
-                            text,
-                            pos + MAX_SCALAR_CHARS - start_len,
-                            f"number or word longer than {MAX_SCALAR_CHARS} characters",
-                        )
-                    if bad < len(self._token):
-                        return self._fail(
-                            text, pos + bad - start_len, "not a JSON value", self._token_expected()
-                        )
+                    if not self._grow_token(text, pos, m.end()):
+                        return
                     pos = m.end()
                     if pos >= n:
                         return
@@ -631,6 +716,8 @@ class ArgumentAssembler:
                     self._commas = 0
                     self._token = ""
                     self._token_offset = pos + self._fed
+                elif c == "\\":
+                    pos = self._backslash(pos)
                 elif stack:
                     return self._fail(text, pos, "unexpected character", "a value")
                 else:
@@ -660,14 +747,28 @@ class ArgumentAssembler:
                 elif c == "," and not self._fresh:
                     self._commas += 1
                     pos += 1
+                elif KEY_START.match(c):
+                    if self._commas > 1:
+                        return self._fail(
+                            text, pos, "doubled comma between members", "one ',' between members"
+                        )
+                    # An unquoted identifier key ({path: "a.txt"}): read to its end.
+                    self._state = _BARE_KEY
+                    self._commas = 0
+                    self._token = ""
+                    self._token_offset = pos + self._fed
+                elif c == "\\":
+                    pos = self._backslash(pos)
                 else:
-                    expected = "a quoted key or '}'"
+                    expected = "a key or '}'"
                     return self._fail(text, pos, "unexpected character", expected)
 
             elif state == _COLON:
                 if c == ":":
                     self._state = _VALUE
                     pos += 1
+                elif c == "\\":
+                    pos = self._backslash(pos)
                 else:
                     return self._fail(text, pos, "missing ':' after key", "':'")
 
@@ -713,7 +814,7 @@ class ArgumentAssembler:
                     self._state = _FENCE_CLOSE
                     self._fence_info = 1
                     pos += 1
-                elif c in "{[\"'" or c in TOKEN_START:
+                elif c in "{[\"'" or c in NUMBER_START:
                     if self._fence:
                         return self._fail(text, pos, "second value inside a code fence", "'```'")
                     if self._commas:
@@ -721,6 +822,10 @@ class ArgumentAssembler:
                             text, pos, "comma between top-level values", "one JSON value"
                         )
                     self._state = _VALUE
+                elif c.isalpha():
+                    pos = self._prose(pos)
+                elif c == "\\":
+                    pos = self._backslash(pos)
                 else:
                     return self._fail(text, pos, "unexpected text after the value", "end of input")
 
@@ -733,9 +838,12 @@ class ArgumentAssembler:
                     return self._fail(text, pos, "stray backtick", "a JSON value")
                 m = FENCE_INFO.match(text, pos, n)
                 if m is not None:
+                    before = self._fence_info
                     self._fence_info += m.end() - pos
                     if self._fence_info > _MAX_FENCE_INFO:
-                        return self._fail(text, pos, "code fence info string too long")
+                        # at the first character past the bound, whatever the chunking
+                        bad = pos + _MAX_FENCE_INFO - before
+                        return self._fail(text, bad, "code fence info string too long")
                     pos = m.end()
                     continue
                 self._state = _VALUE
@@ -745,13 +853,70 @@ class ArgumentAssembler:
                 if c == "`":
                     self._fence_info += 1
                     pos += 1
-                elif self._fence_info < 3:
-                    return self._fail(text, pos, "stray backtick", "'```' or end of input")
+                elif self._fence_info < self._fence:
+                    # A closing fence is at least as long as the opening one (CommonMark).
+                    expected = "'" + "`" * self._fence + "' or end of input"
+                    return self._fail(text, pos, "stray backtick", expected)
                 else:
                     self._state = _TAIL
 
             elif state == _TAIL:
-                return self._fail(text, pos, "text after the closing code fence", "end of input")
+                if c.isalpha():
+                    pos = self._prose(pos)
+                elif c == "\\":
+                    pos = self._backslash(pos)
+                else:
+                    return self._fail(
+                        text, pos, "text after the closing code fence", "end of input"
+                    )
+
+            elif state == _PROSE:
+                # Prose after the value is dropped to the end; an object inside it might be
+                # another call, so that is refused rather than dropped.
+                brace = text.find("{", pos, n)
+                if brace >= 0:
+                    return self._fail(
+                        text, brace, "a JSON object inside the text after the value", "end of input"
+                    )
+                return
+
+            elif state == _BACKSLASH:
+                # \n, \r or \t written between tokens (Qwen3.5-Flash's {\n"a": 1}).
+                if c not in "nrt":
+                    return self._fail(
+                        text, pos, "a backslash outside a string", "'n', 'r' or 't' after it"
+                    )
+                assert self._current is not None
+                self._current.note(
+                    RepairKind.ESCAPED_WHITESPACE,
+                    self._bs_offset,
+                    f"read \\{c} between tokens as whitespace",
+                )
+                self._state = self._ws_return
+                pos += 1
+
+            elif state == _BARE_KEY:
+                m = KEY_RUN.match(text, pos, n)
+                if m is not None:
+                    if len(self._token) + m.end() - pos > MAX_SCALAR_CHARS:
+                        bad = pos + MAX_SCALAR_CHARS - len(self._token)
+                        return self._fail(
+                            text, bad, f"key longer than {MAX_SCALAR_CHARS} characters"
+                        )
+                    self._token += m.group()
+                    pos = m.end()
+                    if pos >= n:
+                        return
+                key = self._token
+                self._token = ""
+                assert self._current is not None
+                self._current.note(
+                    RepairKind.UNQUOTED_KEY,
+                    self._token_offset,
+                    f"read the unquoted key {key[:40]!r} as a string",
+                )
+                self._key = key
+                self._state = _COLON
 
             else:  # _ERROR: unreachable, feed() refuses first
                 return
@@ -761,11 +926,35 @@ class ArgumentAssembler:
     def _start_value(self, offset: int) -> None:
         """A top-level value begins at ``offset`` (the first, or a concatenated one)."""
         value = ValueRecord(offset)
-        if self._fence and not self._values:
+        if self._fence and not self._started:
             value.note(RepairKind.CODE_FENCE, self._fence_offset, "stripped a markdown code fence")
-        self._values.append(value)
+        self._started += 1
         self._current = value
+        self._whole = False
         self._commas = 0
+
+    def _value_done(self) -> None:
+        """The current top-level value is whole: reduce it into the values so far."""
+        current = self._current
+        assert current is not None
+        self._current = add_value(self._values, current)
+        self._whole = True
+
+    def _backslash(self, pos: int) -> int:
+        """A backslash between tokens: it may start ``\\n`` read as whitespace."""
+        self._ws_return = self._state
+        self._state = _BACKSLASH
+        self._bs_offset = pos + self._fed
+        return pos + 1
+
+    def _prose(self, pos: int) -> int:
+        """Text after the complete top-level value begins at ``pos``: it is dropped."""
+        assert self._current is not None
+        self._current.note(
+            RepairKind.TRAILING_TEXT, pos + self._fed, "dropped text after the complete value"
+        )
+        self._state = _PROSE
+        return pos
 
     def _open_container(self, c: str, text: str, pos: int) -> None:
         stack = self._stack
@@ -810,6 +999,7 @@ class ArgumentAssembler:
             assert self._current is not None
             self._current.value = done
             self._state = _END
+            self._value_done()
 
     def _emit(self, value: Any) -> None:
         """A scalar value is complete: put it where it belongs."""
@@ -820,6 +1010,7 @@ class ArgumentAssembler:
             assert self._current is not None
             self._current.value = value
             self._state = _END
+            self._value_done()
             return
         top = stack[-1]
         if isinstance(top, dict):
@@ -847,13 +1038,15 @@ class ArgumentAssembler:
         self._run_match = DQ_RUN.match if quote == '"' else SQ_RUN.match
         self._is_key = is_key
         self._str_parts = []
-        self._str_recs = None
+        self._str_flags = 0
+        self._hold = None
+        self._pathlike = None
         self._str_offset = pos + self._fed
         self._state = _STRING
         self._commas = 0  # the held comma, if any, was a separator
         if quote == "'":
             assert self._current is not None
-            self._current.note_once(
+            self._current.note(
                 RepairKind.SINGLE_QUOTES, pos + self._fed, "read a single-quoted string"
             )
 
@@ -868,30 +1061,60 @@ class ArgumentAssembler:
     def _close_string(self) -> None:
         if self._pending_high is not None:
             self._flush_high()
-        text = self._string_so_far()
-        self._str_parts = []
+        text = self._string_value()
         if self._is_key:
             self._key = text
             self._state = _COLON
             return
         if not self._stack:
-            text = self._maybe_unwrap(text)
+            value, result = self._unwrapped(text)
+            if result is not None:
+                self._note_unwrapped(result)
+            self._emit(value)
+            return
         self._emit(text)
 
-    def _maybe_unwrap(self, text: str) -> Any:
-        """A whole argument that is a JSON string holding a JSON object is unwrapped."""
+    def _string_value(self) -> str:
+        """The closed string's text, read under the ambiguous-escapes rule: in a string
+        that shows a raw backslash (an invalid escape), ``\\b \\f \\n \\r \\t`` may
+        have been raw backslashes too (``C:\\Users\\new``). Under a path-like key they
+        are read back literally; elsewhere JSON's reading stays. Either way the choice is
+        recorded, never silent (docs/repairs.md). The decision looks only at flags kept
+        while reading, and rewrites the string at most once."""
+        text = self._string_so_far()
+        self._str_parts = []
+        self._hold = None
+        flags = self._str_flags
+        if flags & _INVALID and flags & _CONTROL_ESCAPE:
+            assert self._current is not None
+            if not flags & _OTHER_CONTROL and self._under_path_key():
+                text = text.translate(LITERAL_CONTROLS)
+                description = (
+                    "read \\b \\f \\n \\r \\t literally in a path that shows raw backslashes"
+                )
+            else:
+                description = (
+                    "kept JSON's reading of \\b \\f \\n \\r \\t in a string that also shows "
+                    "raw backslashes; they may have been meant literally"
+                )
+            self._current.note(RepairKind.AMBIGUOUS_ESCAPES, self._str_offset, description)
+        return text
+
+    def _unwrapped(self, text: str) -> tuple[Any, Repaired | None]:
+        """A whole argument that is a JSON string holding a JSON object is unwrapped: the
+        object and the inner result, or ``(text, None)``."""
         if text.lstrip()[:1] not in ("{", '"'):
-            return text
+            return text, None
         inner = ArgumentAssembler(max_size=len(text), max_depth=self._max_depth)
         inner.feed(text)
         if inner.status is not Status.COMPLETE:
-            return text
-        try:
-            result = inner.finish()
-        except UnrepairableError:
-            return text
+            return text, None
+        result = inner.finish()
         if not isinstance(result.value, dict):
-            return text
+            return text, None
+        return result.value, result
+
+    def _note_unwrapped(self, result: Repaired) -> None:
         current = self._current
         assert current is not None
         current.note(
@@ -901,41 +1124,70 @@ class ArgumentAssembler:
         )
         for rec in result.repairs:
             current.note(
-                rec.kind, self._str_offset, f"inside the double-encoded string: {rec.description}"
-            ).count = rec.count
-        return result.value
+                rec.kind,
+                self._str_offset,
+                f"inside the double-encoded string: {rec.description}",
+                rec.count,
+            )
 
     def _str_note(self, kind: RepairKind, offset: int, description: str) -> None:
-        """Record a repair at absolute ``offset`` inside the current string; one record
-        per kind per string, counting further occurrences."""
-        recs = self._str_recs
-        if recs is None:
-            recs = self._str_recs = {}
-        rec = recs.get(kind)
-        if rec is None:
-            assert self._current is not None
-            recs[kind] = self._current.note(kind, offset, description)
-        else:
-            rec.count += 1
+        """Record a repair at absolute ``offset`` inside the current string (one record
+        per kind per value, counting further occurrences)."""
+        assert self._current is not None
+        self._current.note(kind, offset, description)
 
     def _lone_surrogate(self, offset: int) -> None:
         self._str_note(RepairKind.LONE_SURROGATE, offset, "lone surrogate replaced by U+FFFD")
         self._str_parts.append("\ufffd")
 
-    def _control(self, c: str, offset: int) -> None:
-        if c in KEPT_CONTROLS:
-            self._str_note(
-                RepairKind.RAW_CONTROL_CHARACTER,
-                offset,
-                f"kept a raw {CONTROL_NAMES[c]} inside a string as content",
-            )
-            self._str_parts.append(c)
+    def _raw_surrogate(self, c: str, offset: int) -> None:
+        """A raw surrogate code point (as a provider's per-chunk JSON decoding leaves the
+        halves of an emoji): a high half waits for its low half, within a delta or across
+        deltas; only a truly lone half becomes U+FFFD."""
+        if c <= "\udbff":
+            if self._pending_high is not None:
+                self._flush_high()
+            self._pending_high = ord(c)
+            self._high_offset = offset
+        elif self._pending_high is not None:
+            high = self._pending_high
+            self._pending_high = None
+            self._str_parts.append(chr(0x10000 + ((high - 0xD800) << 10) + (ord(c) - 0xDC00)))
         else:
-            self._str_note(
-                RepairKind.CONTROL_CHARACTER_DROPPED,
-                offset,
-                f"dropped raw control character U+{ord(c):04X} inside a string",
-            )
+            self._lone_surrogate(offset)
+
+    def _control_escape(self, before: str) -> None:
+        """The open string's first escape that decodes to a control character (``\\n``);
+        ``before`` is decoded text not yet in its pieces. Under a path-like key, previews
+        hold the string where it was, since its reading is decided when it closes."""
+        self._str_flags |= _CONTROL_ESCAPE
+        if self._under_path_key():
+            self._hold = self._string_so_far() + before
+
+    def _under_path_key(self) -> bool:
+        """Whether the open string is a value under a path-like key (``path``,
+        ``file_path``, each element of ``paths``); asked only when it matters."""
+        if self._pathlike is None:
+            self._pathlike = False
+            if not self._is_key and self._stack:
+                top = self._stack[-1]
+                key = self._key if isinstance(top, dict) else self._keys[-1]
+                self._pathlike = path_like(key)
+        return self._pathlike
+
+    def _control(self, c: str, offset: int) -> None:
+        """A raw control character inside a string: kept as the character it is (an ANSI
+        colour code's ESC, a form feed), and recorded."""
+        self._str_flags |= _OTHER_CONTROL
+        name = CONTROL_NAMES.get(c)
+        self._str_note(
+            RepairKind.RAW_CONTROL_CHARACTER,
+            offset,
+            f"kept a raw {name} inside a string as content"
+            if name
+            else f"kept raw control character U+{ord(c):04X} inside a string as content",
+        )
+        self._str_parts.append(c)
 
     def _escape(self, c: str, offset: int) -> None:
         """The character after a backslash, at absolute ``offset``."""
@@ -950,10 +1202,13 @@ class ArgumentAssembler:
             decoded = "'"
         self._state = _STRING
         if decoded is not None:
+            if decoded < " " and not self._str_flags & _CONTROL_ESCAPE:
+                self._control_escape("")
             self._str_parts.append(decoded)
             return
         # An invalid escape such as \U in C:\Users: keep the backslash as written and let
         # the character be read again as ordinary string content.
+        self._str_flags |= _INVALID
         self._str_note(
             RepairKind.INVALID_ESCAPE,
             offset - 1,
@@ -963,7 +1218,7 @@ class ArgumentAssembler:
         if c < " ":
             self._control(c, offset)
         elif "\ud800" <= c <= "\udfff":
-            self._lone_surrogate(offset)
+            self._raw_surrogate(c, offset)
         else:
             self._str_parts.append(c)
 
@@ -986,6 +1241,8 @@ class ArgumentAssembler:
         else:
             if pending is not None:
                 self._flush_high()
+            if code < 0x20:
+                self._str_flags |= _OTHER_CONTROL
             self._str_parts.append(chr(code))
 
     def _bad_unicode(self, offset: int) -> None:
@@ -993,6 +1250,7 @@ class ArgumentAssembler:
         ``offset`` is then read again as string content."""
         if self._pending_high is not None:
             self._flush_high()
+        self._str_flags |= _INVALID
         self._str_note(
             RepairKind.INVALID_ESCAPE,
             offset - 2 - len(self._hex),
@@ -1019,45 +1277,117 @@ class ArgumentAssembler:
                 self._control(ch, self._quote_offset + 1 + i)
 
     def _viable(self, token: str) -> bool:
+        """Whether some continuation of ``token`` is a value here (so every prefix of a
+        viable token is viable): a number that has overflowed a float past recall is not,
+        unless, in a container, it may still be an unquoted UUID (``123e4567-...``)."""
         pattern = INNER_VIABLE if self._stack else TOP_VIABLE
-        return pattern.fullmatch(token) is not None
+        if pattern.fullmatch(token) is None:
+            return False
+        if ("e" in token or "E" in token) and overflows(token):
+            return bool(self._stack) and UUID_VIABLE.fullmatch(token) is not None
+        return True
 
-    def _first_unviable(self, start: int) -> int:
-        token = self._token
-        for end in range(start + 1, len(token) + 1):
-            if not self._viable(token[:end]):
-                return end - 1
-        return len(token)  # pragma: no cover - only called when the whole token fails
+    def _first_unviable(self, token: str, start: int) -> int:
+        """Where ``token``, viable up to ``start``, stops being viable (a binary search:
+        viability is kept by prefixes)."""
+        low, high = start, len(token)  # token[:low] viable, token[:high] not
+        while high - low > 1:
+            mid = (low + high) // 2
+            if self._viable(token[:mid]):
+                low = mid
+            else:
+                high = mid
+        return low
+
+    def _grow_token(self, text: str, pos: int, end: int) -> bool:
+        """``text[pos:end]``, token characters, continue the token; returns False when
+        the machine failed. Only what arrived is checked again with the token (at most
+        ``MAX_SCALAR_CHARS`` of it), so the failing character is found whatever the
+        chunking. A number inside a container may be longer: past the bound it is kept
+        in pieces and each piece is checked against the number's signature only."""
+        piece = text[pos:end]
+        if self._long is not None:
+            grown = self._token + piece
+            good = NUMBER_PREFIX_LONGEST.match(grown).end()  # type: ignore[union-attr]
+            if good < len(grown):
+                bad = pos + good - len(self._token)
+                self._fail(text, bad, "not a JSON value", self._token_expected())
+                return False
+            self._long.append(piece)
+            self._token = number_signature(grown)
+            return True
+        start = len(self._token)
+        token = self._token + piece
+        bad = len(token)
+        if bad > MAX_SCALAR_CHARS + 1 and not self._stack:
+            bad = MAX_SCALAR_CHARS + 1  # nothing past the bound is read at the top level
+        if not self._viable(token[:bad]):
+            bad = self._first_unviable(token, start)
+        if bad > MAX_SCALAR_CHARS:
+            if self._stack and token[:1] in NUMBER_START:
+                # Not a word but a number, which in a container may be as long as Python
+                # reads one (as json.loads does); kept in pieces from here on.
+                good = NUMBER_PREFIX_LONGEST.match(token).end()  # type: ignore[union-attr]
+                if good < len(token):
+                    self._fail(text, pos + good - start, "not a JSON value", self._token_expected())
+                    return False
+                self._long = [token]
+                self._token = number_signature(token)
+                return True
+            self._fail(
+                text,
+                pos + MAX_SCALAR_CHARS - start,
+                f"number or word longer than {MAX_SCALAR_CHARS} characters",
+            )
+            return False
+        if bad < len(token):
+            reason = "number out of range" if overflows(token[: bad + 1]) else "not a JSON value"
+            self._fail(text, pos + bad - start, reason, self._token_expected())
+            return False
+        self._token = token
+        return True
 
     def _token_expected(self) -> str:
         if self._stack:
             return "a number, true, false, null or a quoted string"
         return "a JSON value"
 
+    def _token_text(self) -> str:
+        """The token read so far (a long number's pieces joined, once)."""
+        if self._long is None:
+            return self._token
+        token = "".join(self._long)
+        self._long = None
+        self._token = token
+        return token
+
     def _end_token(self, text: str, pos: int) -> bool:
         """The token ended before ``text[pos]``; returns False when the machine failed."""
-        token = self._token
+        token = self._token_text()
         found = classify(token, in_container=bool(self._stack))
         if found is None:
             # The token was viable up to here; the character that ended it is the first
-            # one that makes it impossible (``tru}``, ``n,``).
-            reason = f"not a JSON value: {token[:40]!r}"
-            self._fail(text, pos, reason, self._token_expected())
+            # one that makes it impossible (``tru}``, ``n,``, a number past a float's range
+            # that an exponent could still have brought back: ``1000...0.5]``).
+            self._fail(text, pos, _not_a_value(token), self._token_expected())
             return False
         self._token = ""
-        self._note_token(token, found[1])
+        self._note_token(token, found)
         self._emit(found[0])
         return True
 
-    def _note_token(self, token: str, kind: RepairKind | None) -> None:
+    def _note_token(self, token: str, found: tuple[Any, RepairKind | None]) -> None:
         current = self._current
         assert current is not None
+        value, kind = found
         if kind is RepairKind.PYTHON_LITERAL:
-            current.note_once(
+            current.note(
                 kind,
                 self._token_offset,
                 f"read Python literal {token} as {json.dumps(PY_LITERALS[token])}",
             )
+        elif kind is RepairKind.LITERAL_CASE:
+            current.note(kind, self._token_offset, f"read {token} as {json.dumps(value)}")
         elif kind is RepairKind.BARE_WORD:
             current.note(
                 kind, self._token_offset, f"read the unquoted word {token[:40]!r} as a string"
@@ -1103,17 +1433,32 @@ class ArgumentAssembler:
         end = self._fed
         state = self._state
         line, column = self._position("", 0)
-        if not self._values or (state == _VALUE and not self._stack and self._current is None):
+        current = self._current
+        if current is None:
+            what = "only a code fence" if self._fence else "no JSON value"
             raise UnrepairableError(
-                "empty argument: no JSON value arrived",
+                f"empty argument: {what} arrived",
                 offset=end,
                 line=line,
                 column=column,
                 expected="a JSON value",
             )
-        current = self._current
-        assert current is not None
         stack = self._stack
+        if state == _BACKSLASH:
+            current.note(
+                RepairKind.DANGLING_DROPPED,
+                self._bs_offset,
+                "dropped a backslash cut off at the end",
+            )
+            state = self._state = self._ws_return
+        if state == _FENCE_CLOSE and self._fence_info < self._fence:
+            raise UnrepairableError(
+                "stray backtick: the closing code fence is shorter than the opening one",
+                offset=end,
+                line=line,
+                column=column,
+                expected="'" + "`" * self._fence + "'",
+            )
         if state == _QUOTE_END:
             self._close_string()
         elif state in _IN_STRING:
@@ -1123,38 +1468,35 @@ class ArgumentAssembler:
             else:
                 self._pending_high = None
                 current.note(RepairKind.UNCLOSED_STRING, end, "closed a string cut off at the end")
-                text = self._string_so_far()
-                self._str_parts = []
-                self._emit(text)
+                self._emit(self._string_value())
         elif state == _TOKEN:
+            token = self._token_text()
+            self._token = ""
             if stack:
                 current.note(
                     RepairKind.DANGLING_DROPPED,
                     end,
-                    f"dropped {self._token[:40]!r} cut off at the end"
+                    f"dropped {token[:40]!r} cut off at the end"
                     + (" and its key" if isinstance(stack[-1], dict) else ""),
                 )
                 self._key = None
             else:
-                found = classify(self._token, in_container=False)
+                found = classify(token, in_container=False)
                 if found is None:
+                    # the end of input is the first place where it cannot be a value
                     raise UnrepairableError(
-                        f"not a JSON value: {self._token[:40]!r}",
-                        offset=self._token_offset,
+                        _not_a_value(token),
+                        offset=end,
                         line=line,
                         column=column,
                         expected="a JSON value",
                     )
-                self._note_token(self._token, found[1])
+                self._note_token(token, found)
                 self._emit(found[0])
-        elif state == _FENCE_OPEN:
-            raise UnrepairableError(
-                "empty argument: only a code fence arrived",
-                offset=end,
-                line=line,
-                column=column,
-                expected="a JSON value",
-            )
+        elif state == _BARE_KEY:
+            current.note(RepairKind.DANGLING_DROPPED, end, "dropped a key cut off at the end")
+            self._token = ""
+            self._state = _AFTER
         if self._state in (_COLON, _VALUE) and stack and isinstance(stack[-1], dict):
             if self._key is not None or self._state == _COLON:
                 current.note(RepairKind.DANGLING_DROPPED, end, "dropped a key left without a value")
@@ -1167,5 +1509,7 @@ class ArgumentAssembler:
             current.value = stack[0]
             stack.clear()
             self._keys.clear()
+        if not self._whole:
+            self._value_done()
         self._state = _END
-        return reduce_values(self._values)
+        return tuple(value.freeze() for value in self._values)

@@ -1,4 +1,13 @@
-"""``repair()``: the one-shot form of the assembler."""
+"""``repair()``: the one-shot form of the assembler.
+
+One contract for both: ``repair(text)`` gives what ``ArgumentAssembler`` gives for the same
+text fed in one delta (the same value and repairs, or the same error), with one addition:
+text longer than ``max_size`` that needs a repair raises :class:`~streamrepair.TooLargeError`.
+Valid JSON goes through ``json.loads`` (fast), and its value is only taken when the machine
+would have read the same: no surrogate code point (the machine joins or replaces them), no
+number past a float's range (refused like ``Infinity``), no nesting past ``max_depth``.
+Otherwise the machine reads the text and decides.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +15,19 @@ import json
 import re
 from typing import Any
 
-from ..errors import ConcatenatedValuesError, TooLargeError, UnrepairableError
+from ..errors import TooLargeError
 from ..results import Repaired
-from .assembler import DEFAULT_MAX_SIZE, ArgumentAssembler
+from .assembler import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, ArgumentAssembler
 
 __all__ = ["REPAIR_MAX_SIZE", "repair"]
 
 #: :func:`repair` refuses text over this size (1 MiB) when it needs any repair; valid JSON
-#: of any size passes intact (the seed's rule).
+#: of any size passes intact (the seed's rule). An error is reported as itself at any size.
 REPAIR_MAX_SIZE = 1024 * 1024
 
 _OPENERS = ("{", "[")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_INF = float("inf")
 
 
 def _reject_constant(name: str) -> Any:
@@ -28,79 +38,173 @@ def _reject_constant(name: str) -> Any:
 _STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-def repair(text: str, *, max_size: int = REPAIR_MAX_SIZE) -> Repaired:
+def repair(
+    text: str, *, max_size: int = REPAIR_MAX_SIZE, max_depth: int = DEFAULT_MAX_DEPTH
+) -> Repaired:
     """Repair one whole argument text; the one-shot form of :class:`ArgumentAssembler`.
 
-    Valid JSON comes back as ``json.loads`` would give it, with no repairs, at any size.
-    Text that needs a repair and is longer than ``max_size`` characters raises
+    Valid JSON comes back as ``json.loads`` would give it, with no repairs, at any size,
+    within the assembler's rules: nested at most ``max_depth`` deep (else
+    :class:`~streamrepair.TooDeepError`), no number past a float's range, lone surrogates
+    replaced. Text that needs a repair and is longer than ``max_size`` characters raises
     :class:`~streamrepair.TooLargeError`. Unrepairable or empty text raises
-    :class:`~streamrepair.UnrepairableError`; several distinct concatenated values raise
+    :class:`~streamrepair.UnrepairableError` (at any size, with the position of the first
+    impossible character); several distinct concatenated values raise
     :class:`~streamrepair.ConcatenatedValuesError`.
     """
     if not isinstance(text, str):
         raise TypeError(f"repair() takes str, not {type(text).__name__}")
-    # Fast path for valid JSON: json.loads gives exactly what the machine would for a
-    # container whose value holds no lone surrogate (the machine replaces those; the
-    # differential tests hold the two paths equal).
-    # Top-level strings may be double-encoded and go to the machine.
+    # Fast path for valid JSON. Top-level strings may be double-encoded and go to the
+    # machine, as do top-level scalars.
     if text[:1] in _OPENERS or text.lstrip()[:1] in _OPENERS:
         try:
             value = _STRICT_DECODER.decode(text)
         except (ValueError, RecursionError):
             pass
         else:
-            if not _holds_surrogates(value, text):
+            if _as_read(value, text, max_depth):
                 return Repaired(value=value, structure_synthesized=False)
-    assembler = ArgumentAssembler(max_size=max(len(text), DEFAULT_MAX_SIZE))
+    assembler = ArgumentAssembler(max_size=max(len(text), DEFAULT_MAX_SIZE), max_depth=max_depth)
     assembler.feed(text)
-    too_large = len(text) > max_size
-    try:
-        result = assembler.finish()
-    except ConcatenatedValuesError:
-        if too_large:
-            raise _too_large(text, max_size) from None
-        raise
-    except UnrepairableError:
-        if too_large:
-            raise _too_large(text, max_size) from None
-        raise
-    if too_large and result.repairs:
+    result = assembler.finish()  # an error raises as itself, whatever the size
+    if len(text) > max_size and result.repairs:
         raise _too_large(text, max_size)
     return result
 
 
-#: The walk may visit one node of the decoded value per this many characters of text;
-#: past that budget scanning the text is cheaper (a string-heavy write has a handful of
-#: nodes, a list of numbers thousands).
-_CHARS_PER_NODE = 512
+#: The walk of the decoded value may spend one unit per this many characters of text
+#: (a container costs 32 units, a member 1, a member summed in C 1/8); past that budget,
+#: checks on the text are cheaper (a string-heavy write has a handful of nodes, an array
+#: of small objects thousands).
+_CHARS_PER_UNIT = 16
 
 
-def _holds_surrogates(value: Any, text: str) -> bool:
-    """Whether json.loads' ``value`` holds a surrogate code point: a lone surrogate, which
-    the machine replaces (escaped pairs are already joined). An all-ASCII string answers
-    in O(1), so a long write costs nothing; a non-ASCII string, or more nodes than
-    scanning ``text`` would cost, hands over to the scan of the text."""
-    budget = len(text) // _CHARS_PER_NODE + 16
-    pending = [value]
-    while pending:
-        budget -= 1
+def _as_read(value: Any, text: str, max_depth: int) -> bool:
+    """Whether the machine reads ``text``, valid JSON, as exactly ``value`` (json.loads'
+    reading) with no repair: no surrogate code point, no infinite float, no container
+    deeper than ``max_depth``. Walks the value while that is cheap, then the text."""
+    strings_ok = False  # no surrogate anywhere: known once a non-ASCII string is checked
+    budget = len(text) // _CHARS_PER_UNIT + 256
+    frames: list[tuple[Any, int]] = [(value, 1)]
+    while frames:
+        node, depth = frames.pop()
+        budget -= 32
         if budget < 0:
-            return _has_surrogates(text)
-        item = pending.pop()
-        if isinstance(item, str):
-            if not item.isascii():
-                return _has_surrogates(text)
-        elif isinstance(item, dict):
-            pending.extend(item)
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return False
+            return _text_as_read(value, text, max_depth, strings_ok)
+        if type(node) is dict:
+            if not strings_ok and not "".join(node).isascii():
+                if _has_surrogates(text):
+                    return False
+                strings_ok = True
+            members: Any = node.values()
+        else:
+            members = node
+        first = type(next(iter(members), None))
+        if (first is dict or first is list) and 16 * len(members) > budget:
+            return _text_as_read(value, text, max_depth, strings_ok)  # many containers
+        if first is int or first is float:
+            # Perhaps an array of numbers: summed in C, finite iff no member is infinite.
+            try:
+                total = sum(members, 0.0)
+            except (TypeError, OverflowError):
+                pass
+            else:
+                if total - total != 0:  # inf or nan: a member is infinite (or the sum is)
+                    return _text_as_read(value, text, max_depth, strings_ok)
+                budget -= len(members) >> 3
+                continue
+        budget -= len(members)
+        if budget < 0:
+            return _text_as_read(value, text, max_depth, strings_ok)
+        kinds = set(map(type, members))
+        if float in kinds and (_INF in members or -_INF in members):
+            return False
+        if str in kinds and not strings_ok:
+            for member in members:
+                if type(member) is str and not member.isascii():
+                    if _has_surrogates(text):
+                        return False
+                    strings_ok = True
+                    break
+        if dict in kinds or list in kinds:
+            if depth >= max_depth:
+                return False
+            budget -= 16 * len(members)  # the members are walked in Python
+            if budget < 0:
+                return _text_as_read(value, text, max_depth, strings_ok)
+            frames.extend((m, depth + 1) for m in members if type(m) in (dict, list))
+    return True
+
+
+# The bytes of the text reduced, in one translation in C, to what says something about its
+# numbers and its nesting: a digit or a sign as 0, an exponent mark as e, points, commas,
+# brackets ({} read as []), quotes and backslashes; anything else is deleted. Then fixed
+# needles are looked for.
+_COMPACT = bytes(
+    ord("0")
+    if 48 <= c <= 57 or c in b"+-"
+    else ord("e")
+    if c in b"eE"
+    else ord("[")
+    if c == ord("{")
+    else ord("]")
+    if c == ord("}")
+    else c
+    for c in range(256)
+)
+_DELETED = bytes(c for c in range(256) if c not in b'0123456789+-eE.,[]{}"\\')
+# A number that may be past a float's range: an exponent of three digits or more, or two
+# hundred digits before a fraction or an exponent (a comma keeps numbers apart). json.loads
+# would read it as ``inf``; the machine refuses it. When a needle finds one, the exact
+# pattern (or the machine) decides.
+_EXPONENT_NEEDLE = b"e000"
+_BIG_EXPONENT = re.compile(r"[eE](?<=[0-9][eE])\+?[0-9]{3}")
+_LONG_DIGITS = (b"0" * 200 + b".", b"0" * 200 + b"e")
+
+
+def _text_as_read(value: Any, text: str, max_depth: int, strings_ok: bool) -> bool:
+    """:func:`_as_read` from the text, for values with many nodes: a few passes in C."""
+    if not strings_ok and ("\\" in text or not text.isascii()) and _has_surrogates(text):
+        return False
+    compact = text.encode("utf-8", "surrogatepass").translate(_COMPACT, _DELETED)
+    if _EXPONENT_NEEDLE in compact and _BIG_EXPONENT.search(text) is not None:
+        return False
+    if any(needle in compact for needle in _LONG_DIGITS):
+        return False  # two hundred digits and more: let the machine read the number
+    reduced = compact.translate(None, b"0e.,")
+    if reduced.count(b"[") <= max_depth:
+        return True
+    # Nesting from the brackets alone, when no string holds a bracket or an escape: each
+    # pass removes the innermost level. A string with a bracket leaves an odd run of
+    # quotes (its opening quote is not next to another); then the value is walked.
+    if b"\\" in reduced or reduced.count(b'"') != 2 * reduced.count(b'""'):
+        return _depth_within(value, max_depth)
+    brackets = reduced.translate(None, b'"')
+    for _ in range(max_depth):
+        if not brackets:
+            return True
+        brackets = brackets.replace(b"[]", b"")
+    return not brackets
+
+
+def _depth_within(value: Any, max_depth: int) -> bool:
+    """Whether ``value`` nests at most ``max_depth`` containers deep (a walk of its
+    containers, without recursion)."""
+    frames: list[tuple[Any, int]] = [(value, 1)]
+    while frames:
+        node, depth = frames.pop()
+        for member in node.values() if type(node) is dict else node:
+            if type(member) is dict or type(member) is list:
+                if depth >= max_depth:
+                    return False
+                frames.append((member, depth + 1))
+    return True
 
 
 def _has_surrogates(text: str) -> bool:
     """Whether ``text`` holds a surrogate escape or a raw surrogate (which the machine
-    replaces and json.loads keeps). Both checks run in C; the second only for non-ASCII."""
+    joins or replaces, and json.loads keeps). Both checks run in C; the second only for
+    non-ASCII text."""
     if "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None:
         return True
     if text.isascii():
