@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from .results import Repair
 
 __all__ = [
+    "DeferredPreview",
     "Done",
     "ReasoningDelta",
     "RefusalDelta",
@@ -262,6 +263,17 @@ class ToolCallStarted(StreamEvent):
 
     def __post_init__(self) -> None:
         _check_call("ToolCallStarted", self.call_id, self.index, self.name)
+
+
+class DeferredPreview:
+    """A value to be computed when it is first read (see
+    :meth:`~streamrepair.ArgumentAssembler.lazy_preview`)."""
+
+    __slots__ = ()
+
+    def resolve(self) -> Any:
+        """The value."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

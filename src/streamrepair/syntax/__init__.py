@@ -3,8 +3,13 @@
 * :mod:`.assembler`: :class:`ArgumentAssembler`, the incremental push parser (one state
   machine, one file; its theory of operation opens the module);
 * :mod:`.oneshot`: :func:`repair`, the one-shot form over the same machine;
-* ``_lexical`` and ``_records`` (private): the compiled lexical tables and the repair
-  records the machine keeps while it reads.
+* :mod:`.changes`: the preview changes the assembler records with ``changes=True``
+  (what each delta changed in the value) and :class:`ValueBuilder`, which applies them;
+* :mod:`.ijson_adapter`: the same progress as ijson events, for ijson's ``items`` and
+  ``kvitems`` on a call still streaming;
+* ``_lexical``, ``_records`` and ``_recorder`` (private): the compiled lexical tables,
+  the repair records the machine keeps while it reads, and the change recorder with the
+  lazy previews built on it.
 
 No I/O, no anyio, no jsonschema. The names are imported on first use.
 """
@@ -23,13 +28,44 @@ if _typing.TYPE_CHECKING:
         MAX_TOKEN_CHARS,
         ArgumentAssembler,
     )
+    from .changes import (
+        Appended,
+        Assigned,
+        Change,
+        Closed,
+        KeyRead,
+        Opened,
+        Path,
+        Reset,
+        ValueBuilder,
+        ValueKind,
+        apply_changes,
+        change_from_dict,
+        normalize,
+    )
+    from .ijson_adapter import IjsonAdapter, ijson_events
     from .oneshot import (
         REPAIR_MAX_SIZE,
         repair,
     )
 
 _EXPORTS: dict[str, str] = {
+    "Appended": "changes",
     "ArgumentAssembler": "assembler",
+    "Assigned": "changes",
+    "Change": "changes",
+    "Closed": "changes",
+    "IjsonAdapter": "ijson_adapter",
+    "KeyRead": "changes",
+    "Opened": "changes",
+    "Path": "changes",
+    "Reset": "changes",
+    "ValueBuilder": "changes",
+    "ValueKind": "changes",
+    "apply_changes": "changes",
+    "change_from_dict": "changes",
+    "ijson_events": "ijson_adapter",
+    "normalize": "changes",
     "DEFAULT_MAX_DEPTH": "assembler",
     "DEFAULT_MAX_SIZE": "assembler",
     "MAX_SCALAR_CHARS": "assembler",
@@ -44,7 +80,22 @@ __all__ = [
     "MAX_SCALAR_CHARS",
     "MAX_TOKEN_CHARS",
     "REPAIR_MAX_SIZE",
+    "Appended",
     "ArgumentAssembler",
+    "Assigned",
+    "Change",
+    "Closed",
+    "IjsonAdapter",
+    "KeyRead",
+    "Opened",
+    "Path",
+    "Reset",
+    "ValueBuilder",
+    "ValueKind",
+    "apply_changes",
+    "change_from_dict",
+    "ijson_events",
+    "normalize",
     "repair",
 ]
 

@@ -12,6 +12,36 @@ from typing import Any
 
 from ..results import Repair, Repaired, RepairKind
 
+#: Pieces of a growing text (an open string, a call's raw text) joined at a time.
+COMPACT_PIECES = 64
+
+
+def compact_pieces(parts: list[str], tiers: list[int], merged: int) -> int:
+    """Join the newest pieces of a growing text and return how many pieces are now joined
+    ones.
+
+    ``parts[merged:]`` are the :data:`COMPACT_PIECES` pieces added since the last call;
+    ``tiers[k]`` counts the joined pieces of tier ``k`` just before them (tier 0: joins of
+    small pieces, tier ``k + 1``: joins of tier-``k`` ones). The new pieces become one
+    tier-0 piece, and a tier that fills up is joined into the next, as a counter carries.
+    Each character is copied once per tier and tiers grow 64 times, so compaction costs
+    O(1) per character and leaves at most 64 pieces per tier: one small string object per
+    delta (about 5x the text of a 16-character delta) becomes a few large ones.
+    """
+    n = len(parts) - merged
+    parts[-n:] = ["".join(parts[-n:])]
+    level = 0
+    while True:
+        if level == len(tiers):
+            tiers.append(0)
+        tiers[level] += 1
+        if tiers[level] < COMPACT_PIECES:
+            break
+        parts[-COMPACT_PIECES:] = ["".join(parts[-COMPACT_PIECES:])]
+        tiers[level] = 0
+        level += 1
+    return len(parts)
+
 
 class RepairRecord:
     """A repair being recorded (mutable so occurrences can be coalesced)."""

@@ -16,8 +16,10 @@ What is kept between calls (and nothing else):
 * the pending key of the innermost object, and how many commas are held back since the
   last value (a run of commas is only judged when the next significant character arrives:
   a closer makes them trailing and droppable, a value after two or more is an error);
-* inside a string: its quote character, the decoded pieces so far, an escape in progress
-  (``\\`` seen, or ``\\u`` and up to three hex digits), a high surrogate (escaped or raw)
+* inside a string: its quote character, the decoded pieces so far (one per delta, joined
+  64 at a time in tiers, so a long string costs its text and not an object per delta), an
+  escape in progress (``\\`` seen, or ``\\u`` and up to three hex digits), a high
+  surrogate (escaped or raw)
   waiting for its low half, for single-quoted strings a quote that may or may not end the
   string, and flags for the ambiguous-escapes rule (an invalid escape seen, a control
   escape seen, and under a path-like key the preview held at the first control escape);
@@ -28,7 +30,12 @@ What is kept between calls (and nothing else):
 * the values whole so far, reduced as each completes (an identical repeat collapses into
   the one before it, empty ``{}`` placeholders before an object are dropped), the value
   being read, one repair record per kind for each, and counters for the offset, line and
-  column.
+  column;
+* with ``changes=True``, the change recorder (``_recorder.py``): the path of each open
+  container, and the changes not yet taken. The machine calls it at a few points, each
+  before it changes the live value (a container opened or closed, a string value opened,
+  a key read, a value complete in ``_emit``, the end of a delta); see ``changes.py`` for
+  what the changes promise.
 
 Invariants:
 
@@ -62,6 +69,7 @@ from ..errors import (
     TooLargeError,
     UnrepairableError,
 )
+from ..events import DeferredPreview
 from ..results import Repaired, RepairKind, Status
 from ._lexical import (
     ARRAY_LANE,
@@ -99,7 +107,9 @@ from ._lexical import (
     scalar,
     scanstring,
 )
-from ._records import ValueRecord, add_value, count_with
+from ._recorder import ChangeRecorder, LazyPreview
+from ._records import COMPACT_PIECES, ValueRecord, add_value, compact_pieces, count_with
+from .changes import Change
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -206,6 +216,7 @@ class ArgumentAssembler:
         "_pending_high",
         "_quote",
         "_quote_offset",
+        "_rec",
         "_result",
         "_run_match",
         "_slot",
@@ -213,8 +224,11 @@ class ArgumentAssembler:
         "_started",
         "_state",
         "_str_flags",
+        "_str_merged",
         "_str_offset",
         "_str_parts",
+        "_str_start",
+        "_str_tiers",
         "_token",
         "_token_offset",
         "_values",
@@ -223,7 +237,11 @@ class ArgumentAssembler:
     )
 
     def __init__(
-        self, *, max_size: int = DEFAULT_MAX_SIZE, max_depth: int = DEFAULT_MAX_DEPTH
+        self,
+        *,
+        max_size: int = DEFAULT_MAX_SIZE,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        changes: bool = False,
     ) -> None:
         if max_size < 0 or max_depth < 1:
             raise ValueError("max_size must be >= 0 and max_depth >= 1")
@@ -250,6 +268,9 @@ class ArgumentAssembler:
         self._str_flags = 0  # what the open string has shown (_INVALID, ...)
         self._pathlike: bool | None = None  # under a path-like key (None: not asked yet)
         self._hold: str | None = None  # its preview, held at its first control escape
+        self._str_start = 0  # first piece of the open string added by the current delta
+        self._str_merged = 0  # pieces that compaction has already joined (see _compact)
+        self._str_tiers: list[int] = []  # how many joined pieces of each size tier
         self._run_match = DQ_RUN.match  # plain-run matcher of the open string's quote
         self._hex = ""
         self._pending_high: int | None = None
@@ -274,6 +295,8 @@ class ArgumentAssembler:
         self._current: ValueRecord | None = None
         self._whole = False  # the current value is whole and in _values
         self._started = 0  # top-level values started
+        # preview changes (changes.py), recorded only when asked for
+        self._rec: ChangeRecorder | None = ChangeRecorder() if changes else None
 
     # -- public ----------------------------------------------------------------------------
 
@@ -347,8 +370,13 @@ class ArgumentAssembler:
                 if state == _STRING and "\\" not in text:
                     m = self._run_match(text)
                     if m is not None and m.end() == n:
-                        self._str_parts.append(text)
+                        parts = self._str_parts
+                        parts.append(text)
                         self._fed += n
+                        if self._rec is not None:
+                            self._shown(text)
+                        if len(parts) > self._str_merged + 63:
+                            self._compact()
                         return Status.INCOMPLETE
                 elif self._quote == '"' and "\\u" not in text:
                     # Plain runs and simple escapes, decoded by json's own C decoder. It
@@ -382,9 +410,14 @@ class ArgumentAssembler:
                                 found = CONTROL_ESCAPES.search(piece)
                                 if found is not None:
                                     self._control_escape(piece[: found.start()])
-                            self._str_parts.append(piece)
+                            parts = self._str_parts
+                            parts.append(piece)
                             self._state = _ESCAPE if cut else _STRING
                             self._fed += n
+                            if self._rec is not None:
+                                self._shown(piece)
+                            if len(parts) > self._str_merged + 63:
+                                self._compact()
                             return Status.INCOMPLETE
         if self._result is not None:
             raise ClosedError("feed() after finish(): this assembler is finished")
@@ -392,6 +425,7 @@ class ArgumentAssembler:
             raise self._error
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
+        self._str_start = len(self._str_parts)
         n = len(text)
         room = self._max_size - self._fed
         if n > room:
@@ -412,6 +446,8 @@ class ArgumentAssembler:
             return Status.UNREPAIRABLE
         if n:
             self._run(text, n)
+            if self._state in _IN_STRING:
+                self._settle_string()
             if "\n" in text:
                 self._advance(text, n)
             else:
@@ -478,6 +514,81 @@ class ArgumentAssembler:
             container[-1] = text
         else:
             container.append(text)
+
+    def take_changes(self) -> tuple[Change, ...]:
+        """The changes to the value since the last call, oldest first (see
+        :mod:`streamrepair.syntax.changes`): applied in order to an empty value they give
+        what :meth:`preview` gives now. Cost: O(1) per change, nothing is re-read.
+
+        Needs ``ArgumentAssembler(changes=True)`` (``ValueError`` otherwise).
+        """
+        rec = self._rec
+        if rec is None:
+            raise ValueError("take_changes() needs ArgumentAssembler(changes=True)")
+        out = rec.out
+        if not out:
+            return ()
+        rec.out = []
+        return tuple(out)
+
+    def lazy_preview(self) -> DeferredPreview:
+        """What :meth:`preview` returns now, computed only when its ``resolve()`` is
+        called, whatever the assembler has read in between (so an event can carry a
+        snapshot that costs nothing until someone reads it).
+
+        Taking one costs O(depth of the open containers) with ``changes=True``; without
+        it, the snapshot is taken now. Resolving costs what :meth:`preview` would have.
+        """
+        rec = self._rec
+        stack = self._stack
+        if rec is None or not stack or self._result is not None:
+            return LazyPreview(None, self.preview())
+        frames = tuple(zip(stack, map(len, stack), self._keys, strict=True))
+        string = None
+        if self._state in _IN_STRING and not self._is_key:
+            top, count, key = frames[-1]
+            if self._slot:  # a live preview put the open string in its slot
+                count -= 1
+                frames = (*frames[:-1], (top, count, key))
+            slot = self._key if isinstance(top, dict) else count
+            string = (slot, rec.sent, rec.strings)
+        return LazyPreview(self, None, frames, len(rec.journal), string)
+
+    def _open_text(self, serial: int) -> str | None:
+        """What a preview shows of the string value being read, if it is string
+        ``serial`` (the recorder's count); None once that string has ended."""
+        rec = self._rec
+        if rec is not None and rec.str_path is not None and rec.strings == serial:
+            return self._hold if self._hold is not None else self._string_so_far()
+        return None
+
+    def _shown(self, piece: str) -> None:
+        """``piece`` joined the open string: tell the recorder what a preview now shows
+        of it (all of it, unless the preview is held; then up to the held text)."""
+        rec = self._rec
+        assert rec is not None
+        hold = self._hold
+        if hold is None:
+            rec.grew(piece)
+        elif len(hold) > rec.sent:
+            rec.grew(hold[rec.sent :])
+
+    def _settle_string(self) -> None:
+        """A delta ended inside a string: its pieces become one (the recorder gets it as
+        the string's new text) and the pieces are compacted when they are many."""
+        parts = self._str_parts
+        start = self._str_start
+        if len(parts) - start > 1:
+            parts[start:] = ["".join(parts[start:])]
+        if self._rec is not None and len(parts) > start:
+            self._shown(parts[start])
+        if len(parts) - self._str_merged >= COMPACT_PIECES:
+            self._compact()
+
+    def _compact(self) -> None:
+        if not self._str_merged:
+            self._str_tiers.clear()
+        self._str_merged = compact_pieces(self._str_parts, self._str_tiers, self._str_merged)
 
     def finish(self) -> Repaired:
         """End the argument and return the value with every repair made.
@@ -597,9 +708,13 @@ class ArgumentAssembler:
                     top = self._stack[-1]
                     if isinstance(top, list):
                         m = ARRAY_LANE.match(text, pos, n)
+                        rec = self._rec
                         while m is not None:
                             token = m.group(1)
-                            top.append(token[1:-1] if token[0] == '"' else scalar(token))
+                            value = token[1:-1] if token[0] == '"' else scalar(token)
+                            if rec is not None:
+                                rec.assigned(top, None, value)
+                            top.append(value)
                             pos = m.end()
                             m = ARRAY_LANE.match(text, pos, n)
                         # The delta ends in a comma and (the start of) the next number:
@@ -622,8 +737,12 @@ class ArgumentAssembler:
                     else:
                         m = OBJECT_LANE.match(text, pos, n)
                         if m is not None:
+                            rec = self._rec
                             while m is not None:
-                                top[m.group(1)] = lane_value(m.group(2))
+                                key, value = m.group(1), lane_value(m.group(2))
+                                if rec is not None:
+                                    rec.member(top, key, value)
+                                top[key] = value
                                 pos = m.end()
                                 m = OBJECT_LANE.match(text, pos, n)
                             continue
@@ -734,6 +853,8 @@ class ArgumentAssembler:
                         if m is not None:
                             pos = m.end()
                             self._key = m.group(1)
+                            if self._rec is not None:
+                                self._rec.key(self._key)
                             self._commas = 0
                             self._state = _COLON
                             continue
@@ -916,6 +1037,8 @@ class ArgumentAssembler:
                     f"read the unquoted key {key[:40]!r} as a string",
                 )
                 self._key = key
+                if self._rec is not None:
+                    self._rec.key(key)
                 self._state = _COLON
 
             else:  # _ERROR: unreachable, feed() refuses first
@@ -971,6 +1094,8 @@ class ArgumentAssembler:
             )
             return
         child: Any = {} if c == "{" else []
+        if self._rec is not None:
+            self._rec.opened(stack[-1] if stack else None, self._key, child)
         if stack:
             parent = stack[-1]
             if isinstance(parent, dict):
@@ -988,6 +1113,8 @@ class ArgumentAssembler:
         self._commas = 0
 
     def _close_container(self) -> None:
+        if self._rec is not None:
+            self._rec.closed()
         stack = self._stack
         done = stack.pop()
         self._keys.pop()
@@ -1006,13 +1133,18 @@ class ArgumentAssembler:
         stack = self._stack
         self._fresh = False
         self._commas = 0
+        rec = self._rec
         if not stack:
+            if rec is not None:
+                rec.assigned(None, None, value)
             assert self._current is not None
             self._current.value = value
             self._state = _END
             self._value_done()
             return
         top = stack[-1]
+        if rec is not None:
+            rec.assigned(top, self._key, value)
         if isinstance(top, dict):
             top[self._key] = value
             self._key = None
@@ -1038,9 +1170,13 @@ class ArgumentAssembler:
         self._run_match = DQ_RUN.match if quote == '"' else SQ_RUN.match
         self._is_key = is_key
         self._str_parts = []
+        self._str_start = 0
+        self._str_merged = 0
         self._str_flags = 0
         self._hold = None
         self._pathlike = None
+        if self._rec is not None and not is_key and self._stack:
+            self._rec.string_opened(self._stack[-1], self._key)
         self._str_offset = pos + self._fed
         self._state = _STRING
         self._commas = 0  # the held comma, if any, was a separator
@@ -1056,6 +1192,7 @@ class ArgumentAssembler:
             joined = "".join(parts)
             parts.clear()
             parts.append(joined)
+            self._str_merged = 1  # compaction leaves the joined text alone
         return parts[0] if parts else ""
 
     def _close_string(self) -> None:
@@ -1064,6 +1201,8 @@ class ArgumentAssembler:
         text = self._string_value()
         if self._is_key:
             self._key = text
+            if self._rec is not None:
+                self._rec.key(text)
             self._state = _COLON
             return
         if not self._stack:
@@ -1459,6 +1598,11 @@ class ArgumentAssembler:
                 column=column,
                 expected="'" + "`" * self._fence + "'",
             )
+        rec = self._rec
+        if rec is not None and state in _IN_STRING and (stack or state != _QUOTE_END):
+            # Closing a string the model left open is not reported (see changes.py).
+            self._rec = None
+            rec.str_path = None
         if state == _QUOTE_END:
             self._close_string()
         elif state in _IN_STRING:
@@ -1497,6 +1641,7 @@ class ArgumentAssembler:
             current.note(RepairKind.DANGLING_DROPPED, end, "dropped a key cut off at the end")
             self._token = ""
             self._state = _AFTER
+        self._rec = rec
         if self._state in (_COLON, _VALUE) and stack and isinstance(stack[-1], dict):
             if self._key is not None or self._state == _COLON:
                 current.note(RepairKind.DANGLING_DROPPED, end, "dropped a key left without a value")

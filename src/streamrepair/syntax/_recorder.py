@@ -1,0 +1,222 @@
+"""The change recorder behind ``ArgumentAssembler(changes=True)``, and lazy previews.
+
+The assembler calls the recorder at a few points of its machine, each time *before* it
+changes the live value:
+
+=================================  ==========================================================
+``opened(parent, key, child)``     a container begins (``parent`` None: a top-level value)
+``closed()``                       the innermost container ends
+``key(key)``                       a key was read whole in the innermost object
+``string_opened(parent, key)``     a string value begins inside a container
+``grew(text)``                     new decoded text of the open string (once per delta)
+``assigned(parent, key, value)``   a value is complete: a scalar, a string read whole, the
+                                   end of the string being streamed; ``parent`` None: the
+                                   top level
+=================================  ==========================================================
+
+It keeps the path of each open container, so a hook costs O(1) plus building its path
+tuple. A member replaced by a key written twice is journaled (container, key, old value,
+new value): values otherwise only grow, which is what lets a :class:`LazyPreview` rebuild
+an old snapshot from the live value.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+from ..events import DeferredPreview
+from .changes import (
+    Appended,
+    Assigned,
+    Change,
+    Closed,
+    KeyRead,
+    Opened,
+    Path,
+    Reset,
+    ValueKind,
+)
+
+if TYPE_CHECKING:
+    from .assembler import ArgumentAssembler
+
+_new = tuple.__new__
+_OBJECT = ValueKind.OBJECT
+_ARRAY = ValueKind.ARRAY
+_STRING = ValueKind.STRING
+
+
+class ChangeRecorder:
+    """Records :mod:`~streamrepair.syntax.changes` as the assembler reads."""
+
+    __slots__ = ("index", "journal", "key_path", "out", "paths", "sent", "str_path", "strings")
+
+    def __init__(self) -> None:
+        self.out: list[Change] = []
+        self.paths: list[Path] = []  # path of each open container, outermost first
+        self.key_path: Path = ()  # path of the member whose key was read last
+        self.str_path: Path | None = None  # the string value being streamed
+        self.sent = 0  # characters of it reported
+        self.strings = 0  # strings streamed so far: the open one's serial number
+        self.index = 0  # top-level values reported
+        self.journal: list[tuple[Any, Any, Any, Any]] = []
+
+    def take(self) -> list[Change]:
+        out = self.out
+        self.out = []
+        return out
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def _member(self, parent: Any, key: Any, new: Any) -> Path:
+        """The path of the next member of ``parent`` (the innermost open container)."""
+        if type(parent) is list:
+            return self.paths[-1] + (len(parent),)
+        path = self.key_path
+        self.key_path = ()  # used once: a key read without the hook never gets a stale path
+        if not path or path[-1] is not key:
+            path = self.paths[-1] + (key,)
+        if key in parent:
+            self.journal.append((parent, key, parent[key], new))
+        return path
+
+    def _root(self) -> None:
+        if self.index:
+            self.out.append(_new(Reset, (self.index,)))
+        self.index += 1
+
+    def opened(self, parent: Any, key: Any, child: Any) -> None:
+        if parent is None:
+            self._root()
+            path: Path = ()
+        else:
+            path = self._member(parent, key, child)
+        self.paths.append(path)
+        self.out.append(_new(Opened, (path, _OBJECT if type(child) is dict else _ARRAY)))
+
+    def closed(self) -> None:
+        self.out.append(_new(Closed, (self.paths.pop(),)))
+
+    def key(self, key: str) -> None:
+        path = self.key_path = self.paths[-1] + (key,)
+        self.out.append(_new(KeyRead, (path,)))
+
+    def string_opened(self, parent: Any, key: Any) -> None:
+        if type(parent) is list:
+            path = self.paths[-1] + (len(parent),)
+        else:
+            path = self.key_path
+            self.key_path = ()
+            if not path or path[-1] is not key:
+                path = self.paths[-1] + (key,)
+        self.str_path = path
+        self.sent = 0
+        self.strings += 1
+        self.out.append(_new(Opened, (path, _STRING)))
+
+    def grew(self, text: str) -> None:
+        path = self.str_path
+        if path is not None and text:
+            self.sent += len(text)
+            self.out.append(_new(Appended, (path, text)))
+
+    def assigned(self, parent: Any, key: Any, value: Any) -> None:
+        out = self.out
+        path = self.str_path
+        if path is not None:  # the end of the string being streamed
+            self.str_path = None
+            if len(value) > self.sent:
+                out.append(_new(Appended, (path, value[self.sent :])))
+            if type(parent) is dict and key in parent:
+                self.journal.append((parent, key, parent[key], value))
+            out.append(_new(Closed, (path,)))
+            return
+        if parent is None:
+            self._root()
+            out.append(_new(Assigned, ((), value)))
+            return
+        out.append(_new(Assigned, (self._member(parent, key, value), value)))
+
+    def member(self, parent: dict[str, Any], key: str, value: Any) -> None:
+        """A whole ``"key": value`` member read at once (the assembler's fast lane)."""
+        path = self.paths[-1] + (key,)
+        if key in parent:
+            self.journal.append((parent, key, parent[key], value))
+        self.out.append(_new(KeyRead, (path,)))
+        self.out.append(_new(Assigned, (path, value)))
+
+
+class LazyPreview(DeferredPreview):
+    """What ``preview()`` returned at one moment, computed only when :meth:`resolve` is
+    called, however much the assembler has read since.
+
+    Taking one costs O(depth of the open containers): it keeps, for each open container,
+    the container and how many members it had, and the open string's length. Values only
+    grow between deltas (members are added, strings are appended to), so truncating the
+    live containers to those counts gives the old snapshot back; members replaced by a
+    repeated key are put back from the recorder's journal. Resolving costs what
+    ``preview()`` would have cost then.
+    """
+
+    __slots__ = ("_asm", "_frames", "_jpos", "_string", "_value")
+
+    def __init__(
+        self,
+        asm: ArgumentAssembler | None,
+        value: Any,
+        frames: tuple[tuple[Any, int, Any], ...] | None = None,
+        jpos: int = 0,
+        string: tuple[Any, int, int] | None = None,
+    ) -> None:
+        self._asm = asm
+        self._value = value
+        self._frames = frames  # (container, members then, key in its parent), outermost first
+        self._jpos = jpos  # journal entries before this preview was taken
+        self._string = string  # (key or index of the open string, its length, its serial)
+
+    def resolve(self) -> Any:
+        frames = self._frames
+        if frames is None:
+            return self._value
+        asm = self._asm
+        assert asm is not None
+        rec = asm._rec
+        journal = rec.journal[self._jpos :] if rec is not None else []
+        snapshot: Any = None
+        top: Any = None
+        for container, count, key in frames:
+            if type(container) is dict:
+                copy: Any = dict(islice(container.items(), count))
+                for owner, k, old, _ in reversed(journal):
+                    if owner is container and k in copy:
+                        copy[k] = old
+            else:
+                copy = container[:count]
+            if top is None:
+                snapshot = copy
+            elif key is None:
+                top[-1] = copy
+            else:
+                top[key] = copy
+            top = copy
+        string = self._string
+        if string is not None:
+            slot, length, serial = string
+            text = asm._open_text(serial)
+            if text is None:  # closed since: read it where it was put
+                inner = frames[-1][0]
+                if type(inner) is list:
+                    text = inner[slot]
+                else:
+                    text = inner[slot]
+                    existed = slot in top
+                    for owner, k, old, new in journal:
+                        if owner is inner and k == slot:
+                            text = new if existed else old
+                            break
+            if type(top) is list:
+                top.append(text[:length])
+            else:
+                top[slot] = text[:length]
+        return snapshot
