@@ -5,11 +5,17 @@ validated in its constructor. For one stream the order is:
 
 * :class:`ReasoningDelta`, :class:`TextDelta` and :class:`RefusalDelta` as text arrives;
 * for each tool call: one :class:`ToolCallStarted` once its name is known, then a
-  :class:`ToolCallDelta` per piece of argument text (with the assembler's preview);
+  :class:`ToolCallDelta` per piece of argument text (with what it changed in the value,
+  and the value so far as a snapshot computed when read);
 * :class:`StreamFailed` when the provider reports an error mid-stream (or the bytes
   cannot be read);
 * at the end, once: a :class:`ToolCallReady` or :class:`ToolCallRejected` for every call,
   then :class:`Done`.
+
+Every call that ends ready or rejected was announced by a :class:`ToolCallStarted` with
+the same ``call_id``, also the calls split from concatenated values (``<id>_2``, announced
+just before their verdict, ``origin_id`` naming the streamed call) and a call that never
+got a name (announced with ``name=""`` before it is rejected).
 
 A call is only ever :class:`ToolCallReady` after the stream ended cleanly and its
 arguments were finished without inventing structure (see ``docs/streams.md``).
@@ -21,9 +27,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .results import Repair
+
+if TYPE_CHECKING:
+    from .syntax.changes import Change
 
 __all__ = [
     "DeferredPreview",
@@ -174,6 +183,8 @@ def _jsonable(value: Any) -> Any:
             "description": value.description,
             "count": value.count,
         }
+    if isinstance(value, tuple) and hasattr(value, "_fields") and hasattr(value, "to_dict"):
+        return _jsonable(value.to_dict())  # a preview change (syntax/changes.py)
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, tuple | list):
@@ -254,20 +265,32 @@ def _check_call(owner: str, call_id: str, index: int | None, name: str) -> None:
 class ToolCallStarted(StreamEvent):
     """A tool call began and its name is known. ``index`` is the provider's index for it
     (None when the provider sent none); ``call_id`` is the provider's id, or a generated
-    ``call_sr<n>`` when it sent none."""
+    ``call_sr<n>`` when it sent none.
+
+    Every call that ends ready or rejected is announced by one of these first. A call
+    split from concatenated values (``<id>_2``, ``<id>_3``...) is announced just before
+    its verdict, with ``origin_id`` the id of the call it was streamed in (its deltas
+    carry that id); otherwise ``origin_id`` equals ``call_id``. A call whose name never
+    arrived is announced with ``name=""`` just before it is rejected.
+    """
 
     type: ClassVar[str] = "tool_call_started"
     call_id: str
     index: int | None
     name: str
+    origin_id: str = ""
 
     def __post_init__(self) -> None:
         _check_call("ToolCallStarted", self.call_id, self.index, self.name)
+        _check_str("ToolCallStarted", origin_id=self.origin_id)
+        if not self.origin_id:
+            object.__setattr__(self, "origin_id", self.call_id)
 
 
 class DeferredPreview:
-    """A value to be computed when it is first read (see
-    :meth:`~streamrepair.ArgumentAssembler.lazy_preview`)."""
+    """A value to be computed when it is first read: stored in
+    :attr:`ToolCallDelta.preview`, it is replaced by :meth:`resolve`'s result on the first
+    read (see :meth:`~streamrepair.ArgumentAssembler.lazy_preview`)."""
 
     __slots__ = ()
 
@@ -280,10 +303,16 @@ class DeferredPreview:
 class ToolCallDelta(StreamEvent):
     """More argument text for a started call.
 
-    ``text`` is the raw delta exactly as the provider sent it; ``preview`` is the
-    assembler's best-effort value of all the text so far (for live display only: it may
-    be cut off, and it is never a reason to run anything), None when previews are off or
-    for a custom (free-text) tool. Treat ``preview`` as read-only.
+    ``text`` is the raw delta exactly as the provider sent it. ``changes`` says what this
+    delta changed in the value, in the vocabulary of
+    :mod:`streamrepair.syntax.changes` (a container opened, a key read, a string grown by
+    decoded text, a value set once final, a container or string closed, a reset): apply
+    them in order (``ValueBuilder``) to follow the value without diffing. ``preview`` is
+    the assembler's best-effort value of all the text so far, as a snapshot that later
+    deltas never change; it is computed when first read, so a consumer that never reads
+    it never pays for it. Both are for live display only: the value may be cut off, and
+    it is never a reason to run anything. Both are empty (``()``, None) when previews are
+    off and for a custom (free-text) tool. Treat ``preview`` as read-only.
     """
 
     type: ClassVar[str] = "tool_call_delta"
@@ -292,11 +321,42 @@ class ToolCallDelta(StreamEvent):
     name: str
     text: str
     preview: Any = None
+    changes: tuple[Change, ...] = ()
 
     def __post_init__(self) -> None:
         _check_call("ToolCallDelta", self.call_id, self.index, self.name)
         if type(self.text) is not str:
             _check_str("ToolCallDelta", text=self.text)
+        if type(self.changes) is not tuple:
+            raise TypeError("ToolCallDelta.changes must be a tuple")
+
+
+class _ResolvedOnRead:
+    """``ToolCallDelta.preview``: a :class:`DeferredPreview` stored in the field is
+    resolved on the first read, and its value stored in its place."""
+
+    __slots__ = ("_slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self._slot = slot
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = self._slot.__get__(obj, owner)
+        if isinstance(value, DeferredPreview):
+            value = value.resolve()
+            self._slot.__set__(obj, value)
+        return value
+
+    def __set__(self, obj: object, value: Any) -> None:
+        self._slot.__set__(obj, value)
+
+    def __delete__(self, obj: object) -> None:
+        self._slot.__delete__(obj)
+
+
+setattr(ToolCallDelta, "preview", _ResolvedOnRead(vars(ToolCallDelta)["preview"]))  # noqa: B010
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -352,7 +412,9 @@ class ToolCallRejected(StreamEvent):
     altered; ``suggestions`` the closest known tool names for ``UNKNOWN_TOOL``; ``kind``
     the kind of call, as on :class:`ToolCallReady` (it says which output item answers
     it: ``function_call_output``, ``custom_tool_call_output``,
-    ``apply_patch_call_output``...).
+    ``apply_patch_call_output``...). ``origin_id`` is the id of the streamed call a split
+    call (``<id>_2``...) came from, as on :class:`ToolCallReady`; otherwise it equals
+    ``call_id``.
     """
 
     type: ClassVar[str] = "tool_call_rejected"
@@ -364,12 +426,21 @@ class ToolCallRejected(StreamEvent):
     raw: str = ""
     suggestions: tuple[str, ...] = ()
     kind: str = "function"
+    origin_id: str = ""
 
     def __post_init__(self) -> None:
         _check_call("ToolCallRejected", self.call_id, self.index, self.name)
-        _check_str("ToolCallRejected", detail=self.detail, raw=self.raw, kind=self.kind)
+        _check_str(
+            "ToolCallRejected",
+            detail=self.detail,
+            raw=self.raw,
+            kind=self.kind,
+            origin_id=self.origin_id,
+        )
         if not isinstance(self.reason, RejectReason):
             raise TypeError("ToolCallRejected.reason must be a RejectReason")
+        if not self.origin_id:
+            object.__setattr__(self, "origin_id", self.call_id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

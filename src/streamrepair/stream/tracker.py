@@ -23,10 +23,18 @@ section 6 of the wire-format notes). A tool delta belongs to:
 
 Argument text is buffered until a call's name is known, then fed to one
 :class:`~streamrepair.ArgumentAssembler` per call; each piece is reported with the
-assembler's preview. Memory is bounded: each call's text by ``max_size``, the number of
-calls by ``MAX_TOOL_CALLS``, the content, reasoning and server-block input text by
-``max_text_chars``, and the number of blocks, items and citations kept for the message
-by ``MAX_BLOCKS`` (each bounded by the size of the chunk that brought it).
+changes it made to the value and a lazy snapshot of the value (computed only if read).
+Memory is bounded: each call's text by ``max_size`` (kept as a few large pieces, not one
+object per delta), the number of calls by ``MAX_TOOL_CALLS``, the content, reasoning and
+server-block input text by ``max_text_chars``, and the number of blocks, items and
+citations kept for the message by ``MAX_BLOCKS`` (each bounded by the size of the chunk
+that brought it).
+
+Call protocol: every call that ends ready or rejected is announced by a
+:class:`~streamrepair.ToolCallStarted` first. A call is announced when its name is known;
+a call split from concatenated values (``<id>_2``...) just before its verdict, with
+``origin_id`` naming the streamed call; a call whose name never came just before it is
+rejected (with ``name=""``).
 
 Finish policy (DeepSeek-TUI's, and vercel/ai's fix that stopped finalizing calls whose
 prefix parses): nothing is ready before the stream has ended. Then, in call order:
@@ -107,7 +115,9 @@ from ..providers.wire import (
 from ..results import Repair, Status
 from ..schema.check import CheckResult, ToolSchemaCheck
 from ..schema.report import RepairNote
+from ..syntax._records import COMPACT_PIECES, compact_pieces
 from ..syntax.assembler import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, ArgumentAssembler
+from ..syntax.changes import Change
 
 __all__ = [
     "DEFAULT_MAX_TEXT_CHARS",
@@ -170,6 +180,7 @@ class _Call:
         "expects_end",
         "index",
         "kind",
+        "merged",
         "name",
         "notes",
         "overflow",
@@ -179,6 +190,7 @@ class _Call:
         "repairs",
         "seq",
         "size",
+        "tiers",
         "unsupported",
         "value",
         "whole",
@@ -195,6 +207,8 @@ class _Call:
         self.name: str | None = None
         self.asm: ArgumentAssembler | None = None
         self.parts: list[str] = []  # raw text as streamed (bounded by max_size)
+        self.merged = 0  # pieces of it already joined by compaction
+        self.tiers: list[int] = []
         self.size = 0
         self.overflow = False
         self.pending: list[str] = []  # text that arrived before the name
@@ -213,7 +227,18 @@ class _Call:
             return json.dumps(self.value, ensure_ascii=False, separators=(",", ":"))
         if len(self.parts) > 1:
             self.parts[:] = ["".join(self.parts)]
+            self.merged = 1
         return self.parts[0] if self.parts else ""
+
+    def keep(self, text: str) -> None:
+        """Keep a piece of the raw text; pieces are joined as they pile up, so a long
+        argument costs its text, not a string object per delta."""
+        parts = self.parts
+        parts.append(text)
+        if len(parts) - self.merged >= COMPACT_PIECES:
+            if not self.merged:
+                self.tiers.clear()
+            self.merged = compact_pieces(parts, self.tiers, self.merged)
 
     def incomplete(self) -> bool:
         return self.asm is None or self.asm.status is Status.INCOMPLETE
@@ -226,8 +251,9 @@ class ToolCallTracker:
     check run on each finished call (unknown tool names rejected, ready arguments
     schema-repaired); ``tools`` (an OpenAI, Responses or Anthropic tool list) is the
     short way to pass the :class:`~streamrepair.schema.check.ToolSchemaCheck` of that
-    list. ``previews=False`` leaves ``ToolCallDelta.preview`` None (saves the preview
-    cost).
+    list. With ``previews`` (the default) each :class:`~streamrepair.ToolCallDelta`
+    carries ``changes`` and a ``preview`` computed when read; ``previews=False`` leaves
+    them empty (saves recording the changes).
 
     The tracker decides call identity and the finish policy; the turn's text is kept by
     a :class:`~streamrepair.providers.messages.TurnRecorder` and the schema check is
@@ -271,6 +297,7 @@ class ToolCallTracker:
         self.ignored_after_end = 0
         self._closed = False
         self._verdicts: list[ToolCallReady | ToolCallRejected] = []
+        self._announced: set[str] = set()  # call ids a ToolCallStarted was emitted for
 
     # -- public --------------------------------------------------------------------------
 
@@ -390,9 +417,33 @@ class ToolCallTracker:
         return self._settled(out)
 
     def _settled(self, out: list[StreamEvent]) -> list[StreamEvent]:
-        """Remember the verdicts among ``out`` (see :attr:`verdicts`) and return it."""
-        self._verdicts.extend(e for e in out if isinstance(e, ToolCallReady | ToolCallRejected))
-        return out
+        """Remember the verdicts among ``out`` (see :attr:`verdicts`), announce the calls
+        among them that were never announced (split calls, calls without a name), and
+        return it."""
+        verdicts = [e for e in out if isinstance(e, ToolCallReady | ToolCallRejected)]
+        if not verdicts:
+            return out
+        self._verdicts.extend(verdicts)
+        announced = self._announced
+        if all(e.call_id in announced for e in verdicts):
+            return out
+        settled: list[StreamEvent] = []
+        for event in out:
+            if (
+                isinstance(event, ToolCallReady | ToolCallRejected)
+                and event.call_id not in announced
+            ):
+                announced.add(event.call_id)
+                settled.append(
+                    ToolCallStarted(
+                        call_id=event.call_id,
+                        index=event.index,
+                        name=event.name,
+                        origin_id=event.origin_id,
+                    )
+                )
+            settled.append(event)
+        return settled
 
     def _fail(self, error: WireError, out: list[StreamEvent]) -> None:
         if self.done is not None:
@@ -516,7 +567,10 @@ class ToolCallTracker:
             call.name = d.name
             call.phase = CallProgress.STREAMING
             if call.kind == "function":
-                call.asm = ArgumentAssembler(max_size=self.max_size, max_depth=self.max_depth)
+                call.asm = ArgumentAssembler(
+                    max_size=self.max_size, max_depth=self.max_depth, changes=self.previews
+                )
+            self._announced.add(call.call_id)
             out.append(ToolCallStarted(call_id=call.call_id, index=call.index, name=d.name))
             if call.pending:
                 text = "".join(call.pending)
@@ -544,21 +598,28 @@ class ToolCallTracker:
             return
         if not call.overflow:
             if call.size + len(text) <= self.max_size:
-                call.parts.append(text)
+                call.keep(text)
                 call.size += len(text)
             else:
                 call.overflow = True
         preview: Any = None
+        changes: tuple[Change, ...] = ()
         asm = call.asm
         if asm is not None and asm.status is not Status.UNREPAIRABLE:
             asm.feed(text)
             if self.previews:
-                preview = asm.preview()
+                changes = asm.take_changes()
+                preview = asm.lazy_preview()  # computed only if the event's preview is read
         # A custom (free-text) tool has no preview: its text is the deltas themselves, and
         # joining it on every delta would make the cost grow with its length.
         out.append(
             ToolCallDelta(
-                call_id=call.call_id, index=call.index, name=call.name, text=text, preview=preview
+                call_id=call.call_id,
+                index=call.index,
+                name=call.name,
+                text=text,
+                preview=preview,
+                changes=changes,
             )
         )
 
@@ -591,6 +652,7 @@ class ToolCallTracker:
         call.parts = [d.arguments]
         call.size = len(d.arguments)
         call.overflow = call.size > self.max_size
+        call.merged = 0
         if call.asm is not None:
             call.asm = ArgumentAssembler(max_size=self.max_size, max_depth=self.max_depth)
             call.asm.feed(d.arguments)
@@ -798,6 +860,7 @@ class ToolCallTracker:
                     reason=RejectReason.INVALID,
                     detail=checked.feedback,
                     raw=call.raw(),
+                    origin_id=call.call_id,
                 )
         call.phase = CallProgress.READY
         assert call.name is not None
@@ -825,4 +888,5 @@ def _with_id(event: ToolCallRejected, call_id: str) -> ToolCallRejected:
         raw=event.raw,
         suggestions=event.suggestions,
         kind=event.kind,
+        origin_id=event.call_id,
     )
