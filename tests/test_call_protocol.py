@@ -100,9 +100,7 @@ def test_split_calls_are_announced_with_their_origin() -> None:
 
 def test_a_rejected_split_value_is_announced_and_linked() -> None:
     tracker = ToolCallTracker()
-    events = tracker.feed(
-        WireToolCall(id="c1", index=0, name="f", arguments='{"a": 1}[2]{"b": 3}')
-    )
+    events = tracker.feed(WireToolCall(id="c1", index=0, name="f", arguments='{"a": 1}[2]{"b": 3}'))
     events += tracker.feed(WireStop(reason="tool_calls"))
     events += tracker.finish()
     check_protocol(events)

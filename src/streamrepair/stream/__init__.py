@@ -5,7 +5,8 @@
 * :mod:`.tracker`: :class:`ToolCallTracker`, call identity and the finish policy;
 * :mod:`.pipeline`: :class:`ToolCallStream`, the sans-IO core chaining the above;
 * :mod:`.drivers`: :func:`iter_events` and :func:`aiter_events` (the only anyio users);
-* :mod:`.recordings`: :func:`load_recording`.
+* :mod:`.recordings`: :class:`RecordingReader` and :func:`load_recording` (recorded
+  streams, read a block at a time).
 
 The names are imported on first use; jsonschema is loaded only when ``tools`` are given
 and a call is checked.
@@ -41,6 +42,9 @@ if _typing.TYPE_CHECKING:
         ToolCallStream,
     )
     from .recordings import (
+        MAX_ERROR_RESPONSE_BYTES,
+        SNIFF_BYTES,
+        RecordingReader,
         load_recording,
     )
     from .sse import (
@@ -73,8 +77,11 @@ _EXPORTS: dict[str, str] = {
     "EventStreamMessage": "eventstream",
     "JSONLinesDecoder": "sse",
     "MAX_BLOCKS": "tracker",
+    "MAX_ERROR_RESPONSE_BYTES": "recordings",
     "MAX_TOOL_CALLS": "tracker",
     "READ_CHUNK_BYTES": "drivers",
+    "RecordingReader": "recordings",
+    "SNIFF_BYTES": "recordings",
     "SSEDecodeError": "streamrepair.errors",
     "SSEDecoder": "sse",
     "SSEError": "streamrepair.errors",
@@ -96,8 +103,10 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_MAX_TEXT_CHARS",
     "MAX_BLOCKS",
+    "MAX_ERROR_RESPONSE_BYTES",
     "MAX_TOOL_CALLS",
     "READ_CHUNK_BYTES",
+    "SNIFF_BYTES",
     "ArgumentCheck",
     "CallPhase",
     "CallProgress",
@@ -105,6 +114,7 @@ __all__ = [
     "EventStreamError",
     "EventStreamMessage",
     "JSONLinesDecoder",
+    "RecordingReader",
     "SSEDecodeError",
     "SSEDecoder",
     "SSEError",

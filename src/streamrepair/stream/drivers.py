@@ -15,6 +15,11 @@ core records it as a stream error and the driver yields what that ends (the
 :class:`~streamrepair.StreamFailed`, every call rejected, :class:`~streamrepair.Done`)
 before it raises the exception: a consumer that did not build its own core still gets
 the verdicts.
+
+A recording's path or a whole body is read and fed :data:`READ_CHUNK_BYTES` at a time (a
+recording through a :class:`~streamrepair.stream.recordings.RecordingReader`), so its
+events come out as the bytes are read: a consumer that keeps no events needs memory for
+one block and the calls' own state, whatever the size of the file.
 """
 
 from __future__ import annotations
@@ -23,13 +28,13 @@ import collections
 import io
 import os
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
-from typing import Any
+from typing import IO, Any
 
 import anyio
 
 from ..events import StreamEvent
 from .pipeline import ToolCallStream
-from .recordings import load_recording
+from .recordings import RecordingReader
 
 __all__ = ["READ_CHUNK_BYTES", "aiter_events", "iter_events"]
 
@@ -87,16 +92,45 @@ def _source_failure(exc: BaseException) -> dict[str, Any]:
     }
 
 
+def _recording(handle: IO[bytes], name: str) -> Iterator[bytes | Mapping[str, Any]]:
+    """The pieces of the recording open as ``handle``, a block at a time."""
+    reader = RecordingReader(name=name)
+    while block := handle.read(READ_CHUNK_BYTES):
+        yield from reader.feed(block)
+    yield from reader.finish()
+
+
+async def _arecording(
+    handle: anyio.AsyncFile[bytes], name: str
+) -> AsyncIterator[bytes | Mapping[str, Any]]:
+    """:func:`_recording` with anyio's file reads."""
+    reader = RecordingReader(name=name)
+    while block := await handle.read(READ_CHUNK_BYTES):
+        for piece in reader.feed(block):
+            yield piece
+    for piece in reader.finish():
+        yield piece
+
+
+def _blocks(data: bytes | bytearray | memoryview) -> Iterator[bytes]:
+    """A whole body in blocks, so that its events come out a block at a time."""
+    view = memoryview(data)
+    try:
+        for start in range(0, len(view), READ_CHUNK_BYTES):
+            yield bytes(view[start : start + READ_CHUNK_BYTES])
+    finally:
+        view.release()
+
+
 def _open(
     source: object,
 ) -> tuple[Iterable[object] | AsyncIterable[object], object | None, bool]:
     """(items, what to close afterwards, whether we opened it)."""
     if isinstance(source, str | os.PathLike):
-        with open(source, "rb") as handle:
-            data = handle.read()
-        return load_recording(data, name=os.fspath(source)), None, True
+        handle = open(source, "rb")  # noqa: SIM115 - closed by the driver
+        return _recording(handle, os.fspath(source)), handle, True
     if isinstance(source, bytes | bytearray | memoryview):
-        return [source], None, True
+        return _blocks(source), None, True
     body = _http_body(source)
     if body is not None:
         target, is_async = body
@@ -266,8 +300,9 @@ class aiter_events:  # named like a function: `async for e in aiter_events(src)`
     async def _start(self) -> None:
         source = self._source
         if isinstance(source, str | os.PathLike):
-            data = await anyio.Path(source).read_bytes()
-            self._items = iter(load_recording(data, name=os.fspath(source)))
+            handle = await anyio.open_file(source, "rb")
+            self._resource = handle
+            self._items = _arecording(handle, os.fspath(source))
             return
         body = _http_body(source)
         if body is not None:
