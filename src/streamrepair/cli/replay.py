@@ -9,6 +9,11 @@ U+2028 and U+2029 escaped so that line-based readers see one event per line.
 ``--strict`` makes the exit status say whether the turn can be used as it is: 0 only when
 the stream ended cleanly (a stop reason of ``stop``, ``tool_calls`` or ``length``), nothing
 failed, every tool call is ready, and no call the stop reason announced is missing.
+
+The recording is read a block at a time and each call's arguments are followed through the
+changes on its deltas (a :class:`~streamrepair.syntax.changes.ValueBuilder` per call, the
+way a UI would), never through a snapshot per delta: memory stays that of the arguments,
+and a long field is drawn from its tail.
 """
 
 from __future__ import annotations
@@ -17,9 +22,9 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from importlib import resources
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from ..events import (
     Done,
@@ -35,8 +40,10 @@ from ..events import (
 )
 from ..providers.normalizer import Provider
 from ..providers.textcalls import TextCallFormat
+from ..stream.drivers import READ_CHUNK_BYTES
 from ..stream.pipeline import ToolCallStream
-from ..stream.recordings import load_recording
+from ..stream.recordings import RecordingReader
+from ..syntax.changes import Closed, Opened, Reset, ValueBuilder
 
 __all__ = ["DEMO", "EXIT_NOT_READY", "EXIT_OK", "json_line", "register"]
 
@@ -51,6 +58,10 @@ DEMO = "demo.sse"
 _LIVE_SPEED = 60.0
 _MAX_PANEL_LINES = 14
 _FRAME_SECONDS = 1 / 24
+#: Characters of a call's raw text kept for showing a rejected call.
+_RAW_TAIL = 4096
+#: A string member longer than this (or on several lines) is shown by its last lines.
+_LONG = 80
 
 
 def register(subparsers: Any) -> None:
@@ -131,19 +142,30 @@ def _choice(text: str) -> int:
     return value
 
 
-def _read(file: str | None) -> tuple[bytes, str]:
+def _open(file: str | None) -> tuple[IO[bytes], str]:
     if file is None:
-        data = resources.files("streamrepair").joinpath("examples").joinpath(DEMO).read_bytes()
-        return data, f"bundled demo {DEMO}"
+        demo = resources.files("streamrepair").joinpath("examples").joinpath(DEMO)
+        return demo.open("rb"), f"bundled demo {DEMO}"
     if file == "-":
-        return sys.stdin.buffer.read(), "standard input"
-    with open(file, "rb") as handle:
-        return handle.read(), file
+        return sys.stdin.buffer, "standard input"
+    return open(file, "rb"), file  # closed by _run
 
 
-def _events(data: bytes, name: str, core: ToolCallStream) -> Iterator[StreamEvent]:
-    for piece in load_recording(data, name=name):
+def _pieces(handle: IO[bytes], name: str) -> Iterator[bytes | Mapping[str, Any]]:
+    """The recording a block at a time (never the whole file at once)."""
+    reader = RecordingReader(name=name)
+    while block := handle.read(READ_CHUNK_BYTES):
+        yield from reader.feed(block)
+    yield from reader.finish()
+
+
+def _events(
+    pieces: Iterable[bytes | Mapping[str, Any]], core: ToolCallStream
+) -> Iterator[StreamEvent]:
+    for piece in pieces:
         yield from core.feed(piece)
+        if core.done is not None:
+            return
     if core.done is None:
         yield from core.finish()
 
@@ -153,28 +175,32 @@ def _run(args: argparse.Namespace) -> int:
         print("streamrepair replay: --speed must be >= 0", file=sys.stderr)
         return 2
     try:
-        data, source = _read(args.file)
         tools = None
         if args.tools:
-            with open(args.tools, encoding="utf-8") as handle:
-                tools = json.load(handle)
+            with open(args.tools, encoding="utf-8") as tools_file:
+                tools = json.load(tools_file)
         core = ToolCallStream(
             provider=args.provider,
             tools=tools,
             choice=args.choice,
             text_tool_calls=args.text_tool_calls,
         )
+        handle, source = _open(args.file)
     except (OSError, ValueError) as exc:
         print(f"streamrepair replay: {exc}", file=sys.stderr)
         return 2
-    events = _events(data, args.file or DEMO, core)
-    out = sys.stdout
-    if args.json:
-        _json_lines(events, out, args.speed or 0.0)
-    elif not args.plain and out.isatty() and _has_rich():
-        _live(events, source, args.speed if args.speed is not None else _LIVE_SPEED)
-    else:
-        _plain(events, source, out, args.speed or 0.0)
+    try:
+        events = _events(_pieces(handle, args.file or DEMO), core)
+        out = sys.stdout
+        if args.json:
+            _json_lines(events, out, args.speed or 0.0)
+        elif not args.plain and out.isatty() and _has_rich():
+            _live(events, source, args.speed if args.speed is not None else _LIVE_SPEED)
+        else:
+            _plain(events, source, out, args.speed or 0.0)
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
     if args.strict and not _usable(core):
         return EXIT_NOT_READY
     return EXIT_OK
@@ -220,17 +246,46 @@ def _json_lines(events: Iterator[StreamEvent], out: TextIO, speed: float) -> Non
 
 
 class _Call:
-    __slots__ = ("arguments", "call_id", "detail", "name", "notes", "preview", "raw", "repairs")
+    """What the view knows of one call: its value, followed through the changes."""
 
-    def __init__(self, call_id: str, name: str) -> None:
+    __slots__ = (
+        "arguments",
+        "call_id",
+        "chars",
+        "detail",
+        "name",
+        "notes",
+        "open",
+        "origin_id",
+        "raw_tail",
+        "repairs",
+        "value",
+    )
+
+    def __init__(self, call_id: str, name: str, origin_id: str) -> None:
         self.call_id = call_id
         self.name = name
-        self.raw: list[str] = []
-        self.preview: Any = None
+        self.origin_id = origin_id
+        self.value = ValueBuilder()
+        self.open: set[str | int] = set()  # top-level members still being written
+        self.chars = 0  # argument characters received
+        self.raw_tail = ""  # the last characters of the raw text
         self.detail = ""  # "" while streaming
         self.repairs: list[str] = []
         self.notes: list[str] = []
         self.arguments: Any = None
+
+    def delta(self, event: ToolCallDelta) -> None:
+        self.chars += len(event.text)
+        self.raw_tail = (self.raw_tail + event.text)[-_RAW_TAIL:]
+        self.value.apply_all(event.changes)
+        for change in event.changes:
+            if isinstance(change, Opened) and len(change.path) == 1:
+                self.open.add(change.path[0])
+            elif isinstance(change, Closed) and len(change.path) == 1:
+                self.open.discard(change.path[0])
+            elif isinstance(change, Reset):
+                self.open.clear()
 
 
 class _View:
@@ -248,19 +303,16 @@ class _View:
         elif isinstance(event, TextDelta | RefusalDelta):
             self.text.append(event.text)
         elif isinstance(event, ToolCallStarted):
-            self.calls[event.call_id] = _Call(event.call_id, event.name)
+            if event.call_id == event.origin_id:  # a split call is shown in its origin's
+                self.calls[event.call_id] = _Call(event.call_id, event.name, event.origin_id)
         elif isinstance(event, ToolCallDelta):
-            call = self.calls.get(event.call_id)
-            if call is not None:
-                call.raw.append(event.text)
-                call.preview = event.preview
+            self.calls[event.call_id].delta(event)
         elif isinstance(event, ToolCallReady | ToolCallRejected):
             self.outcomes.append(event)
-            origin = event.origin_id if isinstance(event, ToolCallReady) else event.call_id
-            call = self.calls.get(origin)
-            if call is not None and isinstance(event, ToolCallRejected):
+            call = self.calls[event.origin_id]
+            if isinstance(event, ToolCallRejected):
                 call.detail = f"rejected: {event.reason.value}"
-            elif call is not None and not call.detail:
+            elif not call.detail:
                 call.detail = "ready"
         elif isinstance(event, StreamFailed):
             self.errors.append(event.message)
@@ -319,7 +371,8 @@ def _plain(events: Iterator[StreamEvent], source: str, out: TextIO, speed: float
             run.append(event.text)
         elif isinstance(event, ToolCallStarted):
             end_run()
-            out.write(f"tool call started: {event.name} ({event.call_id})\n")
+            split = f", split from {event.origin_id}" if event.origin_id != event.call_id else ""
+            out.write(f"tool call started: {event.name} ({event.call_id}{split})\n")
         elif isinstance(event, StreamFailed):
             end_run()
             out.write(f"stream failed: {event.message}\n")
@@ -353,7 +406,6 @@ def _tail(text: str, lines: int = _MAX_PANEL_LINES) -> str:
 def _render(view: _View, source: str) -> Any:
     from rich.console import Group
     from rich.panel import Panel
-    from rich.syntax import Syntax
     from rich.text import Text
 
     parts: list[Any] = [Text(f"replaying {source}", style="bold")]
@@ -367,17 +419,43 @@ def _render(view: _View, source: str) -> Any:
         status = call.detail or "streaming..."
         style = "green" if status == "ready" else "red" if "rejected" in status else "yellow"
         if call.detail.startswith("rejected"):
-            # The raw text, not the preview: a preview closes what the model left open.
-            body = Text(_tail("".join(call.raw)), style="red")
-        elif call.preview is not None:
-            shown = json.dumps(call.preview, ensure_ascii=False, indent=2)
-            body = Syntax(_tail(shown), "json", word_wrap=True, theme="ansi_dark")
+            # The raw text, not the value: the value closes what the model left open.
+            body = Text(_tail(call.raw_tail), style="red")
+        elif call.value.value is None:  # free text (a custom tool), or nothing shown yet
+            body = Text(_tail(call.raw_tail))
         else:
-            body = Text(_tail("".join(call.raw)))
-        title = f"{call.name} [dim]{call.call_id}[/dim] - [{style}]{status}[/{style}]"
+            body = _arguments_view(call)
+        size = f"{call.chars / 1024:.1f} KB" if call.chars >= 1024 else f"{call.chars} chars"
+        title = f"{call.name} [dim]{call.call_id} {size}[/dim] - [{style}]{status}[/{style}]"
         parts.append(Panel(body, title=title, title_align="left", border_style=style))
     for message in view.errors:
         parts.append(Text(f"stream failed: {message}", style="bold red"))
+    return Group(*parts)
+
+
+def _arguments_view(call: _Call) -> Any:
+    """The arguments as they stand: each member on a line, a long string by its last
+    lines, the members still being written marked."""
+    from rich.console import Group
+    from rich.text import Text
+
+    value = call.value.value
+    if not isinstance(value, dict):
+        return Text(_tail(json.dumps(value, ensure_ascii=False)))
+    parts: list[Any] = []
+    for key, member in value.items():
+        writing = key in call.open
+        mark = " [writing]" if writing else ""
+        if isinstance(member, str) and (len(member) > _LONG or "\n" in member):
+            parts.append(Text(f"{key}: {len(member):,} chars{mark}", style="bold"))
+            parts.append(Text(_tail(member, _MAX_PANEL_LINES - 2), style="cyan"))
+        else:
+            shown = json.dumps(member, ensure_ascii=False)
+            if len(shown) > 4 * _LONG:
+                shown = shown[: 4 * _LONG] + "..."
+            line = Text(f"{key}: ", style="bold")
+            line.append(shown + mark, style="yellow" if writing else "")
+            parts.append(line)
     return Group(*parts)
 
 
