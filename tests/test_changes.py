@@ -137,12 +137,10 @@ def test_a_write_streams_path_then_content_as_decoded_text() -> None:
     got = _changes('{"path": "a.', 'txt", "content": "line\\', "n\\u00e9", '\\"q"}')
     assert got == [
         Opened((), OBJ),
-        KeyRead(("path",)),
         Opened(("path",), STR),
         Appended(("path",), "a."),
         Appended(("path",), "txt"),
         Closed(("path",)),
-        KeyRead(("content",)),
         Opened(("content",), STR),
         Appended(("content",), "line"),
         Appended(("content",), "\né"),
@@ -156,9 +154,7 @@ def test_a_string_read_whole_is_assigned_and_normalizes_like_a_streamed_one() ->
     whole = _changes('{"a": "xy", "b": [1, "z"]}')
     assert whole == [
         Opened((), OBJ),
-        KeyRead(("a",)),
         Assigned(("a",), "xy"),
-        KeyRead(("b",)),
         Opened(("b",), ARR),
         Assigned(("b", 0), 1),
         Assigned(("b", 1), "z"),
@@ -166,6 +162,21 @@ def test_a_string_read_whole_is_assigned_and_normalizes_like_a_streamed_one() ->
         Closed(()),
     ]
     assert normalize(_changes(*'{"a": "xy", "b": [1, "z"]}')) == whole
+
+
+def test_a_key_read_shows_when_a_delta_ends_before_its_value() -> None:
+    assert _changes('{"path": "a", "content"', ': "x"}') == [
+        Opened((), OBJ),
+        Assigned(("path",), "a"),
+        KeyRead(("content",)),
+        Assigned(("content",), "x"),
+        Closed(()),
+    ]
+    assert _changes('{"n": 12', "3}")[1:3] == [KeyRead(("n",)), Assigned(("n",), 123)]
+    # One character at a time: once per key, however many deltas end before the value.
+    got = _changes(*'{"key"  :  [ 1 ] }')
+    assert [c for c in got if isinstance(c, KeyRead)] == [KeyRead(("key",))]
+    assert got.index(KeyRead(("key",))) == got.index(Opened(("key",), ARR)) - 1
 
 
 def test_numbers_and_literals_are_set_once_complete() -> None:
@@ -184,10 +195,10 @@ def test_half_escapes_and_surrogate_halves_are_never_appended() -> None:
 def test_concatenated_values_say_reset() -> None:
     got = _changes('{"city": "北', '京"}{"ci', 'ty": "上海"}')
     assert got[-6:] == [
+        Closed(("city",)),
         Closed(()),
         Reset(1),
         Opened((), OBJ),
-        KeyRead(("city",)),
         Assigned(("city",), "上海"),
         Closed(()),
     ]
@@ -202,7 +213,6 @@ def test_top_level_scalars_show_once_whole_and_finish_reports_only_what_ended() 
     assert _changes('"{\\"a\\": 1}"') == [Assigned((), {"a": 1})]
     assert _changes('{"a": 1}', " 7 ", finish=True) == [
         Opened((), OBJ),
-        KeyRead(("a",)),
         Assigned(("a",), 1),
         Closed(()),
         Reset(1),
@@ -214,7 +224,7 @@ def test_finish_invents_nothing() -> None:
     # Cut off: the string and the object stay open in the changes; the half number and
     # the dangling key get nothing.
     got = _changes('{"a": [1, 2', finish=True)
-    assert got == [Opened((), OBJ), KeyRead(("a",)), Opened(("a",), ARR), Assigned(("a", 0), 1)]
+    assert got == [Opened((), OBJ), Opened(("a",), ARR), Assigned(("a", 0), 1)]
     got = _changes('{"p": "x", "c": "cut', finish=True)
     assert got[-2:] == [Opened(("c",), STR), Appended(("c",), "cut")]
     assert _changes('{"k": ', finish=True) == [Opened((), OBJ), KeyRead(("k",))]
@@ -223,7 +233,7 @@ def test_finish_invents_nothing() -> None:
 def test_a_key_written_twice_replaces_its_value_in_place() -> None:
     got = _changes('{"a": 1, "b": 2, "a": "x', 'y"}')
     assert got[-6:] == [
-        KeyRead(("a",)),
+        Assigned(("b",), 2),
         Opened(("a",), STR),
         Appended(("a",), "x"),
         Appended(("a",), "y"),

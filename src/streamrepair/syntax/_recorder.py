@@ -6,7 +6,8 @@ changes the live value:
 =================================  ==========================================================
 ``opened(parent, key, child)``     a container begins (``parent`` None: a top-level value)
 ``closed()``                       the innermost container ends
-``key(key)``                       a key was read whole in the innermost object
+``key(key)``                       a delta ended after the innermost object's key ``key``
+                                   and before anything of its value showed
 ``string_opened(parent, key)``     a string value begins inside a container
 ``grew(text)``                     new decoded text of the open string (once per delta)
 ``assigned(parent, key, value)``   a value is complete: a scalar, a string read whole, the
@@ -50,12 +51,12 @@ _STRING = ValueKind.STRING
 class ChangeRecorder:
     """Records :mod:`~streamrepair.syntax.changes` as the assembler reads."""
 
-    __slots__ = ("index", "journal", "key_path", "out", "paths", "sent", "str_path", "strings")
+    __slots__ = ("index", "journal", "key_told", "out", "paths", "sent", "str_path", "strings")
 
     def __init__(self) -> None:
         self.out: list[Change] = []
         self.paths: list[Path] = []  # path of each open container, outermost first
-        self.key_path: Path = ()  # path of the member whose key was read last
+        self.key_told = False  # a KeyRead went out for the key whose value has not begun
         self.str_path: Path | None = None  # the string value being streamed
         self.sent = 0  # characters of it reported
         self.strings = 0  # strings streamed so far: the open one's serial number
@@ -73,13 +74,10 @@ class ChangeRecorder:
         """The path of the next member of ``parent`` (the innermost open container)."""
         if type(parent) is list:
             return self.paths[-1] + (len(parent),)
-        path = self.key_path
-        self.key_path = ()  # used once: a key read without the hook never gets a stale path
-        if not path or path[-1] is not key:
-            path = self.paths[-1] + (key,)
+        self.key_told = False
         if key in parent:
             self.journal.append((parent, key, parent[key], new))
-        return path
+        return self.paths[-1] + (key,)
 
     def _root(self) -> None:
         if self.index:
@@ -99,17 +97,16 @@ class ChangeRecorder:
         self.out.append(_new(Closed, (self.paths.pop(),)))
 
     def key(self, key: str) -> None:
-        path = self.key_path = self.paths[-1] + (key,)
-        self.out.append(_new(KeyRead, (path,)))
+        if not self.key_told:
+            self.key_told = True
+            self.out.append(_new(KeyRead, (self.paths[-1] + (key,),)))
 
     def string_opened(self, parent: Any, key: Any) -> None:
         if type(parent) is list:
             path = self.paths[-1] + (len(parent),)
         else:
-            path = self.key_path
-            self.key_path = ()
-            if not path or path[-1] is not key:
-                path = self.paths[-1] + (key,)
+            self.key_told = False
+            path = self.paths[-1] + (key,)
         self.str_path = path
         self.sent = 0
         self.strings += 1
@@ -135,16 +132,13 @@ class ChangeRecorder:
         if parent is None:
             self._root()
             out.append(_new(Assigned, ((), value)))
-            return
-        out.append(_new(Assigned, (self._member(parent, key, value), value)))
-
-    def member(self, parent: dict[str, Any], key: str, value: Any) -> None:
-        """A whole ``"key": value`` member read at once (the assembler's fast lane)."""
-        path = self.paths[-1] + (key,)
-        if key in parent:
-            self.journal.append((parent, key, parent[key], value))
-        self.out.append(_new(KeyRead, (path,)))
-        self.out.append(_new(Assigned, (path, value)))
+        elif type(parent) is list:
+            out.append(_new(Assigned, (self.paths[-1] + (len(parent),), value)))
+        else:  # _member, inlined: this runs for every number and short string
+            self.key_told = False
+            if key in parent:
+                self.journal.append((parent, key, parent[key], value))
+            out.append(_new(Assigned, (self.paths[-1] + (key,), value)))
 
 
 class LazyPreview(DeferredPreview):
@@ -159,30 +153,23 @@ class LazyPreview(DeferredPreview):
     ``preview()`` would have cost then.
     """
 
-    __slots__ = ("_asm", "_frames", "_jpos", "_string", "_value")
+    __slots__ = ("_asm", "_mark")
 
-    def __init__(
-        self,
-        asm: ArgumentAssembler | None,
-        value: Any,
-        frames: tuple[tuple[Any, int, Any], ...] | None = None,
-        jpos: int = 0,
-        string: tuple[Any, int, int] | None = None,
-    ) -> None:
+    def __init__(self, asm: ArgumentAssembler | None, mark: Any) -> None:
+        # With an assembler, ``mark`` is (frames, journal length, open string): frames are
+        # (container, its members then, its key in its parent), outermost first; the open
+        # string is (its key or index, its length, its serial) or None. Without one,
+        # ``mark`` is the value itself.
         self._asm = asm
-        self._value = value
-        self._frames = frames  # (container, members then, key in its parent), outermost first
-        self._jpos = jpos  # journal entries before this preview was taken
-        self._string = string  # (key or index of the open string, its length, its serial)
+        self._mark = mark
 
     def resolve(self) -> Any:
-        frames = self._frames
-        if frames is None:
-            return self._value
         asm = self._asm
-        assert asm is not None
+        if asm is None:
+            return self._mark
+        frames, jpos, string = self._mark
         rec = asm._rec
-        journal = rec.journal[self._jpos :] if rec is not None else []
+        journal = rec.journal[jpos:] if rec is not None else []
         snapshot: Any = None
         top: Any = None
         for container, count, key in frames:
@@ -200,7 +187,6 @@ class LazyPreview(DeferredPreview):
             else:
                 top[key] = copy
             top = copy
-        string = self._string
         if string is not None:
             slot, length, serial = string
             text = asm._open_text(serial)

@@ -34,8 +34,8 @@ What is kept between calls (and nothing else):
 * with ``changes=True``, the change recorder (``_recorder.py``): the path of each open
   container, and the changes not yet taken. The machine calls it at a few points, each
   before it changes the live value (a container opened or closed, a string value opened,
-  a key read, a value complete in ``_emit``, the end of a delta); see ``changes.py`` for
-  what the changes promise.
+  a value complete in ``_emit``, the end of a delta); see ``changes.py`` for what the
+  changes promise.
 
 Invariants:
 
@@ -152,6 +152,8 @@ _BARE_KEY = 15  # inside an unquoted identifier key
 _PROSE = 16  # text after the complete top-level value, dropped
 
 _IN_STRING = frozenset({_STRING, _ESCAPE, _UNICODE, _QUOTE_END})
+# States in which the innermost object's key has been read and its value shows nothing yet.
+_KEY_ONLY = frozenset({_COLON, _VALUE, _TOKEN, _BACKSLASH})
 
 
 def _not_a_value(token: str) -> str:
@@ -448,6 +450,8 @@ class ArgumentAssembler:
             self._run(text, n)
             if self._state in _IN_STRING:
                 self._settle_string()
+            elif self._key is not None and self._rec is not None and self._state in _KEY_ONLY:
+                self._rec.key(self._key)  # the delta ended after a key, before its value
             if "\n" in text:
                 self._advance(text, n)
             else:
@@ -543,7 +547,10 @@ class ArgumentAssembler:
         stack = self._stack
         if rec is None or not stack or self._result is not None:
             return LazyPreview(None, self.preview())
-        frames = tuple(zip(stack, map(len, stack), self._keys, strict=True))
+        if len(stack) == 1:
+            frames: tuple[tuple[Any, int, Any], ...] = ((stack[0], len(stack[0]), None),)
+        else:
+            frames = tuple(zip(stack, map(len, stack), self._keys, strict=True))
         string = None
         if self._state in _IN_STRING and not self._is_key:
             top, count, key = frames[-1]
@@ -552,7 +559,7 @@ class ArgumentAssembler:
                 frames = (*frames[:-1], (top, count, key))
             slot = self._key if isinstance(top, dict) else count
             string = (slot, rec.sent, rec.strings)
-        return LazyPreview(self, None, frames, len(rec.journal), string)
+        return LazyPreview(self, (frames, len(rec.journal), string))
 
     def _open_text(self, serial: int) -> str | None:
         """What a preview shows of the string value being read, if it is string
@@ -741,7 +748,7 @@ class ArgumentAssembler:
                             while m is not None:
                                 key, value = m.group(1), lane_value(m.group(2))
                                 if rec is not None:
-                                    rec.member(top, key, value)
+                                    rec.assigned(top, key, value)
                                 top[key] = value
                                 pos = m.end()
                                 m = OBJECT_LANE.match(text, pos, n)
@@ -853,8 +860,6 @@ class ArgumentAssembler:
                         if m is not None:
                             pos = m.end()
                             self._key = m.group(1)
-                            if self._rec is not None:
-                                self._rec.key(self._key)
                             self._commas = 0
                             self._state = _COLON
                             continue
@@ -1037,8 +1042,6 @@ class ArgumentAssembler:
                     f"read the unquoted key {key[:40]!r} as a string",
                 )
                 self._key = key
-                if self._rec is not None:
-                    self._rec.key(key)
                 self._state = _COLON
 
             else:  # _ERROR: unreachable, feed() refuses first
@@ -1201,8 +1204,6 @@ class ArgumentAssembler:
         text = self._string_value()
         if self._is_key:
             self._key = text
-            if self._rec is not None:
-                self._rec.key(text)
             self._state = _COLON
             return
         if not self._stack:

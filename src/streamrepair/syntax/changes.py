@@ -4,16 +4,17 @@ without diffing.
 An :class:`~streamrepair.ArgumentAssembler` made with ``changes=True`` records, as it
 reads, every change to the value it is building; its ``take_changes()`` hands them out
 (the stream layer puts them on each :class:`~streamrepair.ToolCallDelta` as
-``changes``). A path is a tuple of object keys
-(``str``) and array indexes (``int``); ``()`` is the whole value.
+``changes``). A path is a tuple of object keys (``str``) and array indexes (``int``);
+``()`` is the whole value.
 
 The vocabulary
 --------------
 =====================  ====================================================================
 :class:`Opened`        an object, array or string began at ``path``: it is ``{}``, ``[]`` or
                        ``""`` for now
-:class:`KeyRead`       the key ``path[-1]`` of the object at ``path[:-1]`` has been read whole;
-                       its value comes next (the value itself has no effect yet)
+:class:`KeyRead`       the delta ended after the key ``path[-1]`` of the object at
+                       ``path[:-1]``, before anything of its value showed (it changes
+                       nothing yet: a key shows in the value together with its value)
 :class:`Appended`      the string at ``path`` grew by ``text``: decoded text, never a half
                        escape or half a surrogate pair
 :class:`Assigned`      the value at ``path`` is ``value``, final: a number or literal once
@@ -31,9 +32,11 @@ on valid and on malformed text):
   (:class:`ValueBuilder`) gives exactly what ``preview()`` returns after the same ``feed``.
 * **Document order.** Changes come in the order of the text: a container's ``Opened``
   before any change inside it and its ``Closed`` after them; object members in the order
-  the model wrote them; array members at indexes 0, 1, 2, ... A ``KeyRead`` comes right
-  before the first change of its member's value, never alone after a value the model
-  finished.
+  the model wrote them; array members at indexes 0, 1, 2, ... A member's key first shows
+  in the path of the first change of its value, unless a delta ends between the two: that
+  delta's last change is then a ``KeyRead`` of the member (once), and the value's first
+  change comes later. In a value the model finished, every ``KeyRead`` is followed by its
+  value.
 * **Nothing is taken back.** An ``Appended`` text, an ``Assigned`` value and a ``Closed``
   are never revised by a later change, with two stated exceptions: ``Reset`` (a new
   top-level value replaces the old one) and a key the model wrote twice in one object
@@ -44,10 +47,11 @@ on valid and on malformed text):
   container the model left open stays open in the changes (no ``Closed``), a dangling key
   or half number gets nothing. The only changes ``finish()`` adds are the ``Assigned`` of
   a top-level number, literal or single-quoted string that ended with the input.
-* **Chunking invariance.** Any split of the same text gives the same changes once adjacent
-  ``Appended`` texts of one path are joined and a string's ``Opened, Appended..., Closed``
-  is read as one ``Assigned`` (a string that arrives whole inside one delta is reported
-  that way); see :func:`normalize`.
+* **Chunking invariance.** Any split of the same text gives the same changes once a
+  string's ``Opened, Appended..., Closed`` is read as one ``Assigned`` (a string that
+  arrives whole inside one delta is reported that way), the ``Appended`` texts of a string
+  still open are joined, and ``KeyRead`` (which says where a delta ended) is left out;
+  see :func:`normalize`.
 * **Cost.** Recording costs O(1) per value and per delta: no rescans, and an open
   string's text is reported as the delta's new text only, never the whole string again.
 
@@ -150,8 +154,9 @@ class _KeyRead(NamedTuple):
 
 
 class KeyRead(_Distinct, _KeyRead):
-    """The key ``path[-1]`` of the object at ``path[:-1]`` was read whole; its value is
-    next. It changes nothing yet: a key shows in the value only with its value."""
+    """The delta ended after the key ``path[-1]`` of the object at ``path[:-1]``, before
+    anything of its value showed. It changes nothing yet: a key shows in the value only
+    with its value, whose first change comes in a later delta."""
 
     __slots__ = ()
 
@@ -374,7 +379,8 @@ def apply_changes(changes: Iterable[Change], builder: ValueBuilder | None = None
 def normalize(changes: Iterable[Change]) -> list[Change]:
     """The changes in the form that is the same for every split of the text: each string
     reported as ``Opened, Appended..., Closed`` turned into one ``Assigned`` of its text,
-    and the ``Appended`` texts of a string still open at the end joined into one."""
+    the ``Appended`` texts of a string still open at the end joined into one, and no
+    ``KeyRead`` (where deltas ended is not part of the value)."""
     out: list[Change] = []
     path: Path | None = None  # the open string's
     text: list[str] = []
@@ -393,7 +399,8 @@ def normalize(changes: Iterable[Change]) -> list[Change]:
             path = change.path
             text = []
             continue
-        out.append(change)
+        if kind is not KeyRead:
+            out.append(change)
     if path is not None:
         out.append(Opened(path, ValueKind.STRING))
         if text:
