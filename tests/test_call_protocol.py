@@ -170,13 +170,38 @@ def test_changes_appear_in_to_dict() -> None:
     delta = next(e for e in events if isinstance(e, ToolCallDelta))
     assert delta.changes == (
         Opened((), ValueKind.OBJECT),
-        *delta.changes[1:2],
         Opened(("content",), ValueKind.STRING),
         Appended(("content",), "ab"),
     )
     assert delta.to_dict()["changes"] == [
         {"change": "opened", "path": [], "kind": "object"},
-        {"change": "key", "path": ["content"]},
         {"change": "opened", "path": ["content"], "kind": "string"},
         {"change": "append", "path": ["content"], "text": "ab"},
     ]
+
+
+def test_to_dict_can_leave_the_preview_out_without_computing_it() -> None:
+    class Refusing(DeferredPreview):
+        def resolve(self) -> Any:
+            raise AssertionError("computed")
+
+    event = ToolCallDelta(call_id="c", index=0, name="f", text="x", preview=Refusing())
+    data = event.to_dict(omit=("preview",))
+    assert "preview" not in data
+    assert data["changes"] == []
+
+
+def test_replay_json_without_previews(capsys: pytest.CaptureFixture[str]) -> None:
+    from streamrepair.cli import main
+
+    path = FIXTURES / "multi-edit-streaming.sse"
+    assert main(["replay", "--json", "--no-previews", str(path)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    deltas = [line for line in lines if line["type"] == "tool_call_delta"]
+    assert deltas
+    assert all("preview" not in line and "changes" in line for line in deltas)
+    golden = FIXTURES / "multi-edit-streaming.events.jsonl"
+    expected = [json.loads(line) for line in golden.read_text(encoding="utf-8").splitlines()]
+    for line in expected:
+        line.pop("preview", None)
+    assert lines == expected

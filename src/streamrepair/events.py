@@ -25,7 +25,7 @@ arguments were finished without inventing structure (see ``docs/streams.md``).
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -200,12 +200,14 @@ class StreamEvent:
 
     type: ClassVar[str] = "event"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, omit: Collection[str] = ()) -> dict[str, Any]:
         """A JSON-ready dict: ``{"type": ..., <field>: <value>, ...}`` with enums as their
-        values and repairs as dicts."""
+        values, repairs and preview changes as dicts. Fields named in ``omit`` are left
+        out (and not computed: ``omit=("preview",)`` never builds a lazy preview)."""
         out: dict[str, Any] = {"type": self.type}
         for f in fields(self):
-            out[f.name] = _jsonable(getattr(self, f.name))
+            if f.name not in omit:
+                out[f.name] = _jsonable(getattr(self, f.name))
         return out
 
 

@@ -88,6 +88,12 @@ def register(subparsers: Any) -> None:
         help="print events as JSON lines (U+2028/U+2029 escaped)",
     )
     parser.add_argument(
+        "--no-previews",
+        action="store_true",
+        help="with --json: leave out each delta's preview (it repeats the value so far; the "
+        "changes say what each delta added)",
+    )
+    parser.add_argument(
         "--speed",
         type=float,
         metavar="EPS",
@@ -193,7 +199,7 @@ def _run(args: argparse.Namespace) -> int:
         events = _events(_pieces(handle, args.file or DEMO), core)
         out = sys.stdout
         if args.json:
-            _json_lines(events, out, args.speed or 0.0)
+            _json_lines(events, out, args.speed or 0.0, previews=not args.no_previews)
         elif not args.plain and out.isatty() and _has_rich():
             _live(events, source, args.speed if args.speed is not None else _LIVE_SPEED)
         else:
@@ -227,17 +233,20 @@ def _pace(speed: float) -> None:
         time.sleep(1 / speed)
 
 
-def json_line(event: StreamEvent) -> str:
+def json_line(event: StreamEvent, *, preview: bool = True) -> str:
     """One event as a JSON line: UTF-8 kept, but U+2028 and U+2029 escaped (JSON allows
     them raw inside strings; line-based readers, ``str.splitlines()`` among them, take
-    them for line ends)."""
-    text = json.dumps(event.to_dict(), ensure_ascii=False)
+    them for line ends). ``preview=False`` leaves a delta's preview out (not computed)."""
+    data = event.to_dict(omit=() if preview else ("preview",))
+    text = json.dumps(data, ensure_ascii=False)
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def _json_lines(events: Iterator[StreamEvent], out: TextIO, speed: float) -> None:
+def _json_lines(
+    events: Iterator[StreamEvent], out: TextIO, speed: float, *, previews: bool = True
+) -> None:
     for event in events:
-        out.write(json_line(event) + "\n")
+        out.write(json_line(event, preview=previews) + "\n")
         out.flush()
         _pace(speed)
 
