@@ -466,7 +466,7 @@ def test_docs_streams_python_examples_run(monkeypatch: pytest.MonkeyPatch) -> No
     root = Path(__file__).resolve().parent.parent
     text = (root / "docs" / "streams.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert len(blocks) == 4  # a user of the design card each, and the pause_turn continuation
+    assert len(blocks) == 7  # the design card's users, the pause_turn continuation, live UIs
     monkeypatch.chdir(root)
     for block in blocks:
         exec(compile(block, "docs/streams.md", "exec"), {})
