@@ -105,6 +105,7 @@ if _typing.TYPE_CHECKING:
         ToolCallStream,
     )
     from .stream.recordings import (
+        RecordingReader,
         load_recording,
     )
     from .stream.sse import (
@@ -122,6 +123,12 @@ if _typing.TYPE_CHECKING:
         MAX_SCALAR_CHARS,
         MAX_TOKEN_CHARS,
         ArgumentAssembler,
+    )
+    from .syntax.changes import (
+        ValueBuilder,
+    )
+    from .syntax.ijson_adapter import (
+        IjsonAdapter,
     )
     from .syntax.oneshot import (
         REPAIR_MAX_SIZE,
@@ -215,6 +222,9 @@ _EXPORTS: dict[str, str] = {
     "REPAIR_MAX_SIZE": "syntax.oneshot",
     "TextCallExtractor": "providers.textcalls",
     "TextCallFormat": "providers.textcalls",
+    "RecordingReader": "stream.recordings",
+    "IjsonAdapter": "syntax.ijson_adapter",
+    "ValueBuilder": "syntax.changes",
     "ReasoningDelta": "events",
     "ReasoningPolicy": "turn.history",
     "RefusalDelta": "events",
@@ -310,6 +320,7 @@ __all__ = [
     "HistoryError",
     "HistoryProblem",
     "HistoryRepair",
+    "IjsonAdapter",
     "InstallError",
     "OTelMetrics",
     "Phase",
@@ -320,6 +331,7 @@ __all__ = [
     "Provider",
     "ReasoningDelta",
     "ReasoningPolicy",
+    "RecordingReader",
     "RefusalDelta",
     "RejectReason",
     "Repair",
@@ -358,6 +370,7 @@ __all__ = [
     "UnansweredCallsError",
     "UnrepairableError",
     "UnsupportedChunkError",
+    "ValueBuilder",
     "WireDelta",
     "__version__",
     "aiter_events",

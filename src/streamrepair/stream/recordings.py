@@ -32,7 +32,7 @@ MAX_ERROR_RESPONSE_BYTES = 1024 * 1024
 _MARKER = b"-- streaming --\n"
 _NEXT = b"\n-- "
 
-Piece = bytes | Mapping[str, Any]
+_Piece = bytes | Mapping[str, Any]
 
 
 class RecordingReader:
@@ -50,7 +50,7 @@ class RecordingReader:
         self._state = "seek" if name.endswith(".txtar") else "sniff"
         self._buffer = bytearray()
 
-    def feed(self, data: bytes | bytearray | memoryview) -> list[Piece]:
+    def feed(self, data: bytes | bytearray | memoryview) -> list[_Piece]:
         """The pieces that ``data`` (the next bytes of the recording) completes."""
         state = self._state
         if state == "plain":
@@ -60,15 +60,15 @@ class RecordingReader:
         self._buffer += data
         return self._advance(final=False)
 
-    def finish(self) -> list[Piece]:
+    def finish(self) -> list[_Piece]:
         """The recording ended: the pieces still held."""
         out = self._advance(final=True)
         self._state = "done"
         self._buffer = bytearray()
         return out
 
-    def _advance(self, *, final: bool) -> list[Piece]:
-        out: list[Piece] = []
+    def _advance(self, *, final: bool) -> list[_Piece]:
+        out: list[_Piece] = []
         buffer = self._buffer
         if self._state in ("done", "plain"):
             return out
