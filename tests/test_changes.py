@@ -381,3 +381,74 @@ def test_a_path_read_literally_is_held_then_finished_never_taken_back() -> None:
     held = [c for c in got if isinstance(c, Appended) and c.path == ("path",)]
     assert held[-1].text == "\\new\\file.txt"  # all of it at the close, nothing before
     assert apply_changes(got) == {"path": "C:\\Users\\new\\file.txt", "content": "a\nb"}
+
+
+# -- the changes are enough to write JSON text as it streams (the proxy's use) ----------------
+
+
+class JsonWriter:
+    """The recipe of docs/streams.md ("What the changes promise"): JSON text written from
+    the changes alone, only ever appended to."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.open: list[list[Any]] = []  # per open container: [closer, members written]
+        self.keyed = False  # the innermost member's key is written already (KeyRead)
+        self.values = 1  # top-level values begun (a Reset begins another)
+
+    def _member(self, path: tuple[Any, ...]) -> None:
+        if not path:
+            return
+        frame = self.open[-1]
+        if self.keyed:
+            self.keyed = False
+            return
+        if frame[1]:
+            self.text.append(",")
+        frame[1] += 1
+        if frame[0] == "}":
+            self.text.append(json.dumps(path[-1]) + ":")
+
+    def apply(self, change: Change) -> None:
+        if self.values > 1:
+            return  # another top-level value: it would be written as a call of its own
+        if isinstance(change, KeyRead):
+            self._member(change.path)
+            self.keyed = True
+        elif isinstance(change, Opened):
+            self._member(change.path)
+            opener = {OBJ: "{", ARR: "[", STR: '"'}[change.kind]
+            self.text.append(opener)
+            self.open.append([{OBJ: "}", ARR: "]", STR: '"'}[change.kind], 0])
+        elif isinstance(change, Appended):
+            self.text.append(json.dumps(change.text)[1:-1])
+        elif isinstance(change, Assigned):
+            self._member(change.path)
+            self.text.append(json.dumps(change.value))
+        elif isinstance(change, Closed):
+            self.text.append(self.open.pop()[0])
+        elif isinstance(change, Reset):
+            self.values += 1
+
+
+@SETTINGS
+@given(text=documents() | _mutations(), data=st.data())
+def test_json_written_from_the_changes_parses_to_the_finished_value(
+    text: str, data: st.DataObject
+) -> None:
+    chunks = data.draw(split_points(text))
+    assembler = ArgumentAssembler(changes=True)
+    writer = JsonWriter()
+    try:
+        for chunk in chunks:
+            assembler.feed(chunk)
+            for change in assembler.take_changes():
+                writer.apply(change)
+        result = assembler.finish()
+    except UnrepairableError:  # ConcatenatedValuesError included: several values
+        return
+    for change in assembler.take_changes():
+        writer.apply(change)
+    if result.structure_synthesized or writer.values > 1:
+        return  # cut off (the writer simply stopped), or repeats collapsed into one value
+    assert _exact(json.loads("".join(writer.text))) == _exact(result.value)
