@@ -63,11 +63,6 @@ class ChangeRecorder:
         self.index = 0  # top-level values reported
         self.journal: list[tuple[Any, Any, Any, Any]] = []
 
-    def take(self) -> list[Change]:
-        out = self.out
-        self.out = []
-        return out
-
     # -- hooks -------------------------------------------------------------------------------
 
     def _member(self, parent: Any, key: Any, new: Any) -> Path:
