@@ -44,6 +44,7 @@ from streamrepair import (
 from streamrepair.providers import MAX_HEADER_CHARS, WireEnd, WireReasoning, WireText
 from streamrepair.providers._textregions import START_MARKERS
 from streamrepair.providers._textvalues import convert_python, convert_text, param_types
+from streamrepair.syntax.changes import change_from_dict, normalize
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -247,12 +248,13 @@ def run(
 
 def summary(events: list[Any], *, previews: bool = True) -> list[dict[str, Any]]:
     """Events with adjacent text merged and each call's argument pieces joined (the last
-    preview kept; ``previews=False`` drops them)."""
+    preview kept, the changes joined and normalized; ``previews=False`` drops both)."""
     out: list[dict[str, Any]] = []
     for event in events:
         d = event.to_dict()
         if not previews:
             d.pop("preview", None)
+            d.pop("changes", None)
         kind = d["type"]
         if kind in ("text_delta", "reasoning_delta") and out and out[-1]["type"] == kind:
             out[-1]["text"] += d["text"]
@@ -262,8 +264,13 @@ def summary(events: list[Any], *, previews: bool = True) -> list[dict[str, Any]]
             out[-1]["text"] += d["text"]
             if previews:
                 out[-1]["preview"] = d["preview"]
+                out[-1]["changes"] += d["changes"]
             continue
         out.append(d)
+    for d in out:
+        if "changes" in d:  # the same for any split of the text (syntax.changes.normalize)
+            changes = normalize([change_from_dict(c) for c in d["changes"]])
+            d["changes"] = [c.to_dict() for c in changes]
     return out
 
 
