@@ -113,7 +113,7 @@ def test_changes_reproduce_the_snapshot_on_text_that_needs_repair(
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=st.text(alphabet="{}[]\":,\\ u0aetrn'`\n", max_size=40))
+@given(text=st.text(alphabet="{}[]\":,\\ u0aetrnkNUL'`\n\x1b\ud83d\ude00", max_size=40))
 def test_changes_reproduce_the_snapshot_on_arbitrary_text(text: str) -> None:
     _check_everywhere(text)
 
