@@ -15,10 +15,21 @@ PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 #: The 0.1 module paths, kept as aliases: docs name the modules themselves.
 ALIASES = {
     f"src/streamrepair/{name}.py"
-    for name in (
-        "assembler oneshot schema_rules notes profiles tools wire messages sse tracker "
-        "conversation history abort"
-    ).split()
+    for name in [
+        "assembler",
+        "oneshot",
+        "schema_rules",
+        "notes",
+        "profiles",
+        "tools",
+        "wire",
+        "messages",
+        "sse",
+        "tracker",
+        "conversation",
+        "history",
+        "abort",
+    ]
 }
 # Paths start at the repository root, or inside the package (docs name `stream/sse.py`).
 ROOT_DIRS = ("src/", "tests/", "benchmarks/", "examples/", "fixtures/", "docs/")
