@@ -23,7 +23,7 @@ nothing lost) and derives the list to send on each :meth:`Conversation.messages`
 with :func:`~streamrepair.prepare_messages` and its
 :class:`~streamrepair.ReasoningPolicy` (``history.py``). The answers of one response are
 written in call order once every call is answered, whatever order the tools finished
-in, so the repair notes (once per conversation per rule and tool, ``notes.py``) always
+in, so the repair notes (once per conversation per rule and tool, ``schema/notes.py``) always
 land on the same answer: Chat, one tool message per call; Anthropic, one user message
 with every ``tool_result`` block; Responses, one ``function_call_output`` item per call.
 Nothing here does I/O; the async pieces (the abort fence, running the calls) are in

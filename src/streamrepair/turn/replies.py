@@ -183,7 +183,7 @@ def tool_message(
       result, or the error text when ``FAILED``) and ``status`` (default ``COMPLETED``:
       ``output`` alone; the others get a first line naming the status). When the call
       was dispatched (not ``NOT_STARTED``), its schema repair notes are appended unless
-      ``history`` already notes the same rule for the same tool (``notes.py``).
+      ``history`` already notes the same rule for the same tool (``schema/notes.py``).
     """
     content, _ = _answer_text(call, output, status=status, history=history)
     return {"role": "tool", "tool_call_id": call.call_id, "content": content}
