@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,10 +67,13 @@ CALL_OUTCOMES: Final = (
 
 
 def _now() -> str:
-    import datetime as _dt  # on first use: a hook that writes no record never needs it
-
-    moment = _dt.datetime.now(_dt.timezone.utc)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    # ISO 8601 in UTC with milliseconds, from `time` (datetime costs a hook ~1.5 ms to import)
+    now = time.time()
+    seconds = int(now)
+    return (
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        + f".{int((now - seconds) * 1000):03d}Z"
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
