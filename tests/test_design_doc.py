@@ -7,24 +7,12 @@ import ast
 import re
 from pathlib import Path
 
+from streamrepair._moved import MOVED
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "streamrepair"
 DESIGN = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
-ALIASES = {
-    "assembler",
-    "oneshot",
-    "schema_rules",
-    "notes",
-    "profiles",
-    "tools",
-    "wire",
-    "messages",
-    "sse",
-    "tracker",
-    "conversation",
-    "history",
-    "abort",
-}
+ALIASES = set(MOVED)
 
 
 def _section(title: str) -> str:

@@ -9,28 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from streamrepair._moved import MOVED
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "streamrepair"
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 #: The 0.1 module paths, kept as aliases: docs name the modules themselves.
-ALIASES = {
-    f"src/streamrepair/{name}.py"
-    for name in [
-        "assembler",
-        "oneshot",
-        "schema_rules",
-        "notes",
-        "profiles",
-        "tools",
-        "wire",
-        "messages",
-        "sse",
-        "tracker",
-        "conversation",
-        "history",
-        "abort",
-    ]
-}
+ALIASES = {f"src/streamrepair/{name}.py" for name in MOVED}
 # Paths start at the repository root, or inside the package (docs name `stream/sse.py`).
 ROOT_DIRS = ("src/", "tests/", "benchmarks/", "examples/", "fixtures/", "docs/")
 PACKAGE_DIRS = tuple(f"{p.name}/" for p in PACKAGE.iterdir() if p.is_dir() and p.name[0] != "_")

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from streamrepair._moved import MOVED
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "streamrepair"
 
@@ -34,23 +36,7 @@ LAYERS: tuple[str, ...] = (
 #: Self-contained packages that import nothing else of streamrepair.
 STANDALONE = frozenset({"compat"})
 #: The 0.1 module paths, kept as aliases: nothing inside the package may use them.
-ALIASES = frozenset(
-    {
-        "assembler",
-        "oneshot",
-        "schema_rules",
-        "notes",
-        "profiles",
-        "tools",
-        "wire",
-        "messages",
-        "sse",
-        "tracker",
-        "conversation",
-        "history",
-        "abort",
-    }
-)
+ALIASES = frozenset(MOVED)
 #: Third-party imports allowed only in the modules named (module path under the package).
 RESTRICTED: dict[str, frozenset[str]] = {
     "jsonschema": frozenset({"schema.rules", "schema._access"}),

@@ -15,24 +15,11 @@ import pytest
 import streamrepair
 import streamrepair.errors
 import streamrepair.events
+from streamrepair._moved import MOVED
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "streamrepair"
-ALIASES = (
-    "assembler",
-    "oneshot",
-    "schema_rules",
-    "notes",
-    "profiles",
-    "tools",
-    "wire",
-    "messages",
-    "sse",
-    "tracker",
-    "conversation",
-    "history",
-    "abort",
-)
+ALIASES = tuple(MOVED)
 LAYER_PACKAGES = ("syntax", "schema", "providers", "stream", "turn", "telemetry", "proxy")
 
 
@@ -216,3 +203,10 @@ def test_the_layer_packages_keep_the_old_module_names() -> None:
     assert callable(as_chunk)
     assert callable(load_recording)
     assert {LogReader.__name__, StatsBuilder.__name__, TelemetryLog.__name__}
+
+
+def test_the_table_of_moved_modules_matches_the_alias_files() -> None:
+    aliases = {p.stem for p in PACKAGE.glob("[!_]*.py") if "warn_moved(" in p.read_text()}
+    assert aliases == set(MOVED)
+    for old, new in MOVED.items():
+        assert f'warn_moved(__name__, "{new}")' in (PACKAGE / f"{old}.py").read_text()

@@ -7,14 +7,32 @@ Each alias module re-exports what the old module exported and warns once, with a
 from __future__ import annotations
 
 import warnings
+from typing import Final
 
 __all__ = [
+    "MOVED",
     "REMOVED_IN",
     "warn_moved",
 ]
 
 #: The release in which the aliases are removed.
 REMOVED_IN = "0.3"
+#: Each 0.1 module path kept as an alias (``streamrepair.<key>``) -> its new home.
+MOVED: Final = {
+    "assembler": "streamrepair.syntax.assembler",
+    "oneshot": "streamrepair.syntax.oneshot",
+    "schema_rules": "streamrepair.schema.rules",
+    "notes": "streamrepair.schema.notes",
+    "profiles": "streamrepair.schema.profiles",
+    "tools": "streamrepair.schema.tools",
+    "wire": "streamrepair.providers.wire",
+    "messages": "streamrepair.providers.messages",
+    "sse": "streamrepair.stream.sse",
+    "tracker": "streamrepair.stream.tracker",
+    "conversation": "streamrepair.turn.conversation",
+    "history": "streamrepair.turn.history",
+    "abort": "streamrepair.turn.abort",
+}
 
 
 def warn_moved(old: str, new: str) -> None:
