@@ -823,6 +823,61 @@ def test_held_text_is_kept_when_the_consumer_aborts() -> None:
     assert core.done.messages[0]["content"] == "abc <|tool"
 
 
+def _anthropic_text_block(index: int, text: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "text", "text": ""},
+        },
+        {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {"type": "text_delta", "text": text},
+        },
+        {"type": "content_block_stop", "index": index},
+    ]
+
+
+def test_held_text_comes_out_when_its_block_ends() -> None:
+    """A provider's block end decides text held only to see whether a marker follows (a
+    consumer closing the block gets its text first); the text is the same as when the
+    next block decides it."""
+    core = ToolCallStream(text_tool_calls="auto", provider="anthropic")
+    start = {"type": "message_start", "message": {"id": "m", "content": []}}
+    core.feed(start)
+    first = _anthropic_text_block(0, "abc <tool")
+    assert texts(core.feed(first[0]) + core.feed(first[1])) == "abc "
+    assert texts(core.feed(first[2])) == "<tool"  # at its content_block_stop
+    later = _anthropic_text_block(1, '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>')
+    events = [e for chunk in later for e in core.feed(chunk)]
+    events += core.feed({"type": "message_delta", "delta": {"stop_reason": "end_turn"}})
+    events += core.feed({"type": "message_stop"})
+    assert texts(events) == ""
+    assert [e.name for e in events if isinstance(e, ToolCallReady)] == ["f"]
+    # A Responses message item's end does the same.
+    responses = ToolCallStream(text_tool_calls="auto", provider="responses")
+    delta = {"type": "response.output_text.delta", "output_index": 0, "delta": "x [TOOL_CALLS"}
+    assert texts(responses.feed(delta)) == "x "
+    item = {"type": "message", "id": "msg", "content": []}
+    done = {"type": "response.output_item.done", "output_index": 0, "item": item}
+    assert texts(responses.feed(done)) == "[TOOL_CALLS"
+
+
+def test_markup_being_read_goes_on_across_a_block_end() -> None:
+    core = ToolCallStream(text_tool_calls="auto", provider="anthropic")
+    core.feed({"type": "message_start", "message": {"id": "m", "content": []}})
+    events = [
+        e for c in _anthropic_text_block(0, '<tool_call>\n{"name": "f", ') for e in core.feed(c)
+    ]
+    events += [
+        e for c in _anthropic_text_block(1, '"arguments": {}}\n</tool_call>') for e in core.feed(c)
+    ]
+    events += core.feed({"type": "message_stop"})
+    assert texts(events) == ""
+    assert [e.name for e in events if isinstance(e, ToolCallReady)] == ["f"]
+
+
 def test_off_by_default() -> None:
     text = SAMPLES["hermes"].text
     events = run([text], None)

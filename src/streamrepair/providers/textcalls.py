@@ -23,7 +23,7 @@ Invariants:
   and argument text come out.
 * **Bounded hold-back.** Text that could still be the start of a marker is held, and
   released as soon as it cannot be one: at most the longest active marker minus one
-  character (27 in ``auto``). After a whole start marker, the markup up to the call's
+  character (27 in ``auto``), and released when the provider closes its block. After a whole start marker, the markup up to the call's
   name is held (at most :data:`MAX_HEADER_CHARS`; a JSON wrapper that puts its
   ``"arguments"`` before its ``"name"`` is held up to ``max_size``). A lookahead that
   decides whether a closing tag is structural holds at most :data:`MAX_HEADER_CHARS`.
@@ -64,6 +64,7 @@ from .wire import (
     WireDelta,
     WireEnd,
     WireError,
+    WireItem,
     WireReasoning,
     WireText,
     WireToolCall,
@@ -421,7 +422,30 @@ class TextCallExtractor:
             out = self.finish()
             out.append(delta)
             return out
+        if type(delta) is WireToolEnd and delta.id is None:
+            return self._block_end(delta.index, delta)
+        if type(delta) is WireItem:
+            return self._block_end(delta.block, delta)
         return [delta]
+
+    def _block_end(self, block: int | None, delta: WireDelta) -> list[WireDelta]:
+        """The provider closed block ``block`` (an Anthropic or Bedrock
+        ``content_block_stop``, a finished Responses item): text of that block held only
+        to see whether a marker follows is decided now, as a new block would decide it
+        (a marker never spans blocks), so that a consumer can close the block with its
+        text. Markup being read (an open region) goes on into the next block."""
+        if block is None:
+            return [delta]
+        settled = False
+        for channel in (self._content, self._reasoning):
+            if channel.block == block and (channel.buf or channel.ws):
+                channel.settle()
+                settled = True
+        if not settled:
+            return [delta]
+        out = self._drain()
+        out.append(delta)
+        return out
 
     def _feed_text(
         self, delta: WireText | WireReasoning, channel: _Channel, other: _Channel
