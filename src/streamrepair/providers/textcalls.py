@@ -23,11 +23,12 @@ Invariants:
   and argument text come out.
 * **Bounded hold-back.** Text that could still be the start of a marker is held, and
   released as soon as it cannot be one: at most the longest active marker minus one
-  character (27 in ``auto``), and released when the provider closes its block. After a whole start marker, the markup up to the call's
-  name is held (at most :data:`MAX_HEADER_CHARS`; a JSON wrapper that puts its
-  ``"arguments"`` before its ``"name"`` is held up to ``max_size``). A lookahead that
-  decides whether a closing tag is structural holds at most :data:`MAX_HEADER_CHARS`.
-  Markup that turns out not to be a call is released as text, never dropped.
+  character (27 in ``auto``), and released when the provider closes its block. After a
+  whole start marker, the markup up to the call's name is held (at most
+  :data:`MAX_HEADER_CHARS`; a JSON wrapper that puts its ``"arguments"`` before its
+  ``"name"`` is held up to ``max_size``). A lookahead that decides whether a closing tag
+  is structural holds at most :data:`MAX_HEADER_CHARS`. Markup that turns out not to be
+  a call is released as text, never dropped.
 * **Flat per-delta cost.** Each character is looked at once by one state, except a held
   marker prefix, which is looked at again with the next delta; a delta with no character
   that can begin a marker is passed on as the same object.
