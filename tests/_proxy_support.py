@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import uvicorn
 from starlette.applications import Starlette
@@ -161,7 +162,14 @@ class FakeUpstream:
             return problem
         model = body.get("model", "") if isinstance(body, dict) else ""
         if isinstance(model, str) and model.startswith("replay:"):
-            reply = Reply(body=_replay(model[len("replay:") :]), chunk=97)
+            # replay:NAME, or replay:NAME?as=anthropic&chunk=7 (a Chat recording told in
+            # another protocol, sent in 7-byte pieces)
+            name, _, query = model[len("replay:") :].partition("?")
+            options = dict(parse_qsl(query))
+            body = _replay(name)
+            if "as" in options:
+                body = chat_as(options["as"], body)
+            reply = Reply(body=body, chunk=int(options.get("chunk", 97)))
         elif self.script:
             reply = self.script.pop(0)
         else:
@@ -299,3 +307,178 @@ def anthropic_client(**options: Any) -> Any:
 def close_clients() -> None:
     while _CLIENTS:
         _CLIENTS.pop().close()
+
+
+# -- a Chat Completions recording told in the other protocols ------------------------------
+
+_ANTHROPIC_STOPS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
+
+
+def chat_pieces(sse: bytes) -> tuple[list[tuple[bool, str]], str | None]:
+    """The ``(reasoning, text)`` deltas of a Chat Completions stream, each as it came, and
+    its finish reason."""
+    pieces: list[tuple[bool, str]] = []
+    finish = None
+    for event in sse.decode("utf-8").replace("\r\n", "\n").split("\n\n"):
+        for line in event.split("\n"):
+            payload = line[5:].strip() if line.startswith("data:") else ""
+            if not payload or payload == "[DONE]":
+                continue
+            for choice in json.loads(payload).get("choices") or ():
+                delta = choice.get("delta") or {}
+                if delta.get("reasoning_content"):
+                    pieces.append((True, delta["reasoning_content"]))
+                if delta.get("content"):
+                    pieces.append((False, delta["content"]))
+                finish = choice.get("finish_reason") or finish
+    return pieces, finish
+
+
+def _blocks(pieces: list[tuple[bool, str]]) -> list[tuple[bool, list[str]]]:
+    blocks: list[tuple[bool, list[str]]] = []
+    for reasoning, text in pieces:
+        if blocks and blocks[-1][0] == reasoning:
+            blocks[-1][1].append(text)
+        else:
+            blocks.append((reasoning, [text]))
+    return blocks
+
+
+def chat_as(protocol: str, sse: bytes) -> bytes:
+    """A Chat Completions stream's text and reasoning deltas, split as they came, as the
+    same reply in ``protocol`` (``chat``, ``anthropic`` or ``responses``): what a server
+    without a tool parser sends on those APIs."""
+    if protocol == "chat":
+        return sse
+    pieces, finish = chat_pieces(sse)
+    blocks = _blocks(pieces)
+    if protocol == "anthropic":
+        return _as_anthropic(blocks, finish)
+    if protocol == "responses":
+        return _as_responses(blocks, finish)
+    raise ValueError(protocol)
+
+
+def _as_anthropic(blocks: list[tuple[bool, list[str]]], finish: str | None) -> bytes:
+    message = {
+        "id": "msg_textcalls",
+        "type": "message",
+        "role": "assistant",
+        "model": "raw-mode",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 1},
+    }
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
+    for index, (reasoning, texts) in enumerate(blocks):
+        kind = "thinking" if reasoning else "text"
+        block: dict[str, Any] = {"type": kind, kind: ""}
+        if reasoning:
+            block["signature"] = ""
+        events.append({"type": "content_block_start", "index": index, "content_block": block})
+        for text in texts:
+            delta = {"type": f"{kind}_delta", kind: text}
+            events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        if reasoning:
+            delta = {"type": "signature_delta", "signature": f"sig{index}"}
+            events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        events.append({"type": "content_block_stop", "index": index})
+    stop = _ANTHROPIC_STOPS.get(finish or "stop", "end_turn")
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 50},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return sse_events(*events, named=True)
+
+
+def _as_responses(blocks: list[tuple[bool, list[str]]], finish: str | None) -> bytes:
+    events: list[dict[str, Any]] = []
+    response: dict[str, Any] = {
+        "id": "resp_textcalls",
+        "object": "response",
+        "created_at": 1,
+        "status": "in_progress",
+        "model": "raw-mode",
+        "output": [],
+        "incomplete_details": None,
+    }
+    events.append({"type": "response.created", "response": response})
+    output: list[dict[str, Any]] = []
+    for index, (reasoning, texts) in enumerate(blocks):
+        whole = "".join(texts)
+        if reasoning:
+            item_id = f"rs_{index}"
+            item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": []}
+            events.append(
+                {"type": "response.output_item.added", "output_index": index, "item": item}
+            )
+            where = {"item_id": item_id, "output_index": index, "content_index": 0}
+            for text in texts:
+                events.append({"type": "response.reasoning_text.delta", **where, "delta": text})
+            events.append({"type": "response.reasoning_text.done", **where, "text": whole})
+            item = {**item, "content": [{"type": "reasoning_text", "text": whole}]}
+        else:
+            item_id = f"msg_{index}"
+            item = {
+                "id": item_id,
+                "type": "message",
+                "status": "in_progress",
+                "role": "assistant",
+                "content": [],
+            }
+            events.append(
+                {"type": "response.output_item.added", "output_index": index, "item": item}
+            )
+            where = {"item_id": item_id, "output_index": index, "content_index": 0}
+            part = {"type": "output_text", "text": "", "annotations": []}
+            events.append({"type": "response.content_part.added", **where, "part": part})
+            for text in texts:
+                events.append(
+                    {"type": "response.output_text.delta", **where, "delta": text, "logprobs": []}
+                )
+            events.append(
+                {"type": "response.output_text.done", **where, "text": whole, "logprobs": []}
+            )
+            full = {**part, "text": whole}
+            events.append({"type": "response.content_part.done", **where, "part": full})
+            item = {**item, "status": "completed", "content": [full]}
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+        output.append(item)
+    if finish == "length":
+        end = {
+            **response,
+            "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"},
+            "output": output,
+        }
+        events.append({"type": "response.incomplete", "response": end})
+    else:
+        events.append(
+            {
+                "type": "response.completed",
+                "response": {**response, "status": "completed", "output": output},
+            }
+        )
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return sse_events(*events, named=True)
+
+
+def protocol_tools(protocol: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Chat Completions ``tools`` in ``protocol``'s shape."""
+    out = []
+    for tool in tools:
+        function = tool["function"]
+        parameters = function.get("parameters", {"type": "object"})
+        if protocol == "anthropic":
+            out.append({"name": function["name"], "input_schema": parameters})
+        elif protocol == "responses":
+            out.append({"type": "function", "name": function["name"], "parameters": parameters})
+        else:
+            out.append(tool)
+    return out

@@ -25,6 +25,7 @@ def test_help_names_both_services(capsys: pytest.CaptureFixture[str]) -> None:
     assert "streamrepair serve opencode" in text
     assert "--store SPEC" in text
     assert "--max-argument-chars" in text
+    assert "--text-tool-calls FORMAT" in text
 
 
 def test_serve_needs_an_upstream_or_opencode(capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,6 +33,17 @@ def test_serve_needs_an_upstream_or_opencode(capsys: pytest.CaptureFixture[str])
     assert "give --upstream URL" in capsys.readouterr().err
     assert main(["serve", "opencode", "--upstream", "http://x"]) == 2
     assert main(["serve", "--upstream", "ftp://x", "--telemetry", "off"]) == 2
+    args = [
+        "serve",
+        "--upstream",
+        "http://x",
+        "--text-tool-calls",
+        "nonesuch",
+        "--telemetry",
+        "off",
+    ]
+    assert main(args) == 2
+    assert "unknown text tool-call format 'nonesuch'" in capsys.readouterr().err
 
 
 def test_serve_opencode_still_answers_on_stdio() -> None:

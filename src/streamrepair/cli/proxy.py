@@ -78,6 +78,17 @@ def add_proxy_options(parser: argparse.ArgumentParser) -> None:
         help="seconds without a byte from the upstream (default 600)",
     )
     group.add_argument(
+        "--text-tool-calls",
+        metavar="FORMAT",
+        default=None,
+        help="read tool calls the model writes as text in its replies (a server without a "
+        "tool parser) and send them as calls: auto, or a format (hermes, qwen3_coder, glm, "
+        "deepseek, dsml, kimi_k2, mistral, llama3_json, pythonic, harmony; vLLM's "
+        "--tool-call-parser names work too). Only for requests that declare tools; a "
+        "request's x-streamrepair-text-tool-calls header (a format, auto or off) overrides "
+        "it (default: off)",
+    )
+    group.add_argument(
         "--no-access-log", action="store_true", help="do not print one JSON line per request"
     )
 
@@ -89,6 +100,7 @@ def _config_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         ("max_argument_chars", "max_argument_chars"),
         ("connect_timeout", "connect_timeout"),
         ("read_timeout", "read_timeout"),
+        ("text_tool_calls", "text_tool_calls"),
     ):
         value = getattr(args, option, None)
         if value is not None:

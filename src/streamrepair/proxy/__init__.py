@@ -30,6 +30,7 @@ if _typing.TYPE_CHECKING:
         DEFAULT_MAX_REQUEST_BYTES,
         DEFAULT_READ_TIMEOUT,
         FIXES_HEADER,
+        TEXT_CALLS_HEADER,
         ProxyConfig,
         create_app,
     )
@@ -79,6 +80,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_READ_TIMEOUT": "app",
     "DEFAULT_TTL": "store",
     "FIXES_HEADER": "app",
+    "TEXT_CALLS_HEADER": "app",
     "HeldArguments": "relay",
     "MAX_LABEL_VALUES": "metrics",
     "MAX_HELD_EVENTS": "relay",
@@ -118,6 +120,7 @@ __all__ = [
     "MAX_HELD_EVENTS",
     "MAX_LABEL_VALUES",
     "NOTICE_PREFIX",
+    "TEXT_CALLS_HEADER",
     "AnthropicRelay",
     "ApiProtocol",
     "ArgumentEmitter",

@@ -49,6 +49,13 @@ class AnthropicRelay(Relay):
         self._end_seen = False
         self._prefilled_stop = False  # the stop reason came on message_start
         self._output_tokens = 0
+        # Text calls: text and thinking blocks carry the stage's text, so a block is
+        # started on the client with its first text (a block of only markup is never
+        # sent: the API rejects empty text blocks when they come back).
+        self._textual: dict[int, str] = {}  # upstream index -> "text" / "thinking"
+        self._pending: dict[int, dict[str, Any]] = {}  # started upstream, not yet here
+        self._open: tuple[int | None, str, int] | None = None  # (upstream, kind, index)
+        self._after: list[tuple[bool, str]] = []  # the other kind's text, after the block
 
     def _chunk(
         self,
@@ -69,10 +76,13 @@ class AnthropicRelay(Relay):
             return
         if kind == "message_start":
             out.append(sse_event(self._start(chunk) or data, name))
+            self._released.clear()  # a filled-in message_start is sent as it came
             return
         index = chunk.get("index")
         if type(index) is not int:
             out.append(sse_event(data, name))
+            return
+        if self.text_calls and self._text_block(kind, index, chunk, name, out):
             return
         if kind == "content_block_start":
             block = chunk.get("content_block")
@@ -94,6 +104,97 @@ class AnthropicRelay(Relay):
             out.append(sse_event(data, name))
         else:
             out.append(sse_event(compact_json({**chunk, "index": mapped}), name))
+
+    # -- text calls: the stage's text in blocks of the client's ---------------------------
+
+    def _text_block(
+        self, kind: object, index: int, chunk: dict[str, Any], name: str | None, out: list[bytes]
+    ) -> bool:
+        """An event of a text or thinking block, with text calls on: its text is the
+        stage's. False for the events of other blocks (handled as without text calls)."""
+        if kind == "content_block_start":
+            block = chunk.get("content_block")
+            btype = block.get("type") if isinstance(block, dict) else None
+            if btype not in ("text", "thinking"):
+                self._close_open(out)
+                return False
+            assert isinstance(block, dict)
+            self._textual[index] = btype
+            self._pending[index] = {**block, btype: ""}  # its text comes from the stage
+            self._place(out, index)
+            return True
+        textual = self._textual.get(index)
+        if textual is None:
+            return False
+        self._place(out, index)
+        if kind == "content_block_delta":
+            delta = chunk.get("delta")
+            dtype = delta.get("type") if isinstance(delta, dict) else None
+            if dtype not in ("text_delta", "thinking_delta"):  # signature, citation: kept
+                mapped = self._client_block(out, index)
+                if mapped is not None:
+                    out.append(sse_event(compact_json({**chunk, "index": mapped}), name))
+        elif kind == "content_block_stop":
+            if self._open is not None and self._open[0] == index:
+                self._close_open(out)
+            self._pending.pop(index, None)  # nothing of it was sent: neither is its end
+            del self._textual[index]
+            after, self._after = self._after, []
+            for reasoning, text in after:
+                self._put(out, reasoning, text, None)
+            self._close_open(out)
+        return True
+
+    def _place(self, out: list[bytes], index: int | None) -> None:
+        """The stage's text for this event: in block ``index`` when it is of its kind,
+        else after it."""
+        for reasoning, text in self._take_pieces():
+            self._put(out, reasoning, text, index)
+
+    def _put(self, out: list[bytes], reasoning: bool, text: str, index: int | None) -> None:
+        kind = "thinking" if reasoning else "text"
+        textual = self._textual.get(index) if index is not None else None
+        if textual is not None and textual != kind:
+            self._after.append((reasoning, text))  # e.g. reasoning released in a text block
+            return
+        mapped = self._client_block(out, index) if index is not None and textual else None
+        if mapped is None:
+            opened = self._open
+            if opened is not None and opened[1] == kind:
+                mapped = opened[2]
+            else:
+                self._close_open(out)
+                block: dict[str, Any] = {"type": kind, kind: ""}
+                if reasoning:
+                    block["signature"] = ""
+                mapped = self._begin(out, None, kind, block)
+        field = "thinking" if reasoning else "text"
+        delta = {"type": f"{kind}_delta", field: text}
+        out.append(_event("content_block_delta", index=mapped, delta=delta))
+
+    def _client_block(self, out: list[bytes], index: int) -> int | None:
+        """The client's index of upstream block ``index``, started now if it was not
+        yet; None when it was closed already."""
+        opened = self._open
+        if opened is not None and opened[0] == index:
+            return opened[2]
+        block = self._pending.pop(index, None)
+        if block is None:
+            return None
+        self._close_open(out)
+        return self._begin(out, index, self._textual[index], block)
+
+    def _begin(self, out: list[bytes], index: int | None, kind: str, block: dict[str, Any]) -> int:
+        mapped = self._next
+        self._next += 1
+        out.append(_event("content_block_start", index=mapped, content_block=block))
+        self._open = (index, kind, mapped)
+        return mapped
+
+    def _close_open(self, out: list[bytes]) -> None:
+        if self._open is not None:
+            out.append(_event("content_block_stop", index=self._open[2]))
+            self._open = None
 
     def _start(self, chunk: dict[str, Any]) -> str | None:
         """A ``message_start`` whose ``content`` is already filled in (the response after
@@ -136,6 +237,9 @@ class AnthropicRelay(Relay):
 
     def _final(self, done: Done) -> list[bytes]:
         out: list[bytes] = []
+        for reasoning, text in self._late_pieces():  # held by the text-call stage
+            self._put(out, reasoning, text, None)
+        self._close_open(out)
         index = self._next
         for verdict in self.verdicts:
             if not isinstance(verdict, ToolCallReady):

@@ -40,6 +40,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..providers.textcalls import TextCallFormat
 from ..syntax.assembler import DEFAULT_MAX_SIZE
 from ..telemetry.log import TelemetryLog
 from .anthropic import AnthropicRelay
@@ -55,6 +56,7 @@ __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_READ_TIMEOUT",
     "FIXES_HEADER",
+    "TEXT_CALLS_HEADER",
     "ProxyConfig",
     "create_app",
 ]
@@ -68,6 +70,9 @@ DEFAULT_CONNECT_TIMEOUT: Final = 10.0
 DEFAULT_READ_TIMEOUT: Final = 600.0
 #: Response header listing the request-side fixes applied (``name=count, ...``).
 FIXES_HEADER: Final = "x-streamrepair-request-fixes"
+#: Request header that sets text tool calls for one request: a format name, ``auto``, or
+#: ``off`` (never sent upstream).
+TEXT_CALLS_HEADER: Final = "x-streamrepair-text-tool-calls"
 
 _HOP_BY_HOP: Final = frozenset(
     {
@@ -106,6 +111,12 @@ class ProxyConfig:
     cases it is replaced by ``upstream_key`` (the proxy then holds the upstream's key),
     in the third the client's own auth headers go upstream. ``telemetry`` gets a record
     per judged call.
+
+    ``text_tool_calls`` (``"auto"`` or a :class:`~streamrepair.TextCallFormat` name;
+    default None: off) reads tool calls the model wrote as text in streamed replies to
+    requests that declare ``tools`` (a server without a tool parser) and sends them as
+    calls; a request's ``x-streamrepair-text-tool-calls`` header (a format, ``auto`` or
+    ``off``) overrides it for that request.
     """
 
     upstream: str
@@ -118,10 +129,13 @@ class ProxyConfig:
     max_connections: int = 512
     access_log: bool = True
     telemetry: TelemetryLog | None = None
+    text_tool_calls: str | None = None
 
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream must be an http(s) URL, not {self.upstream!r}")
+        if self.text_tool_calls is not None:
+            TextCallFormat.parse(self.text_tool_calls)  # ValueError names the known ones
         if self.max_request_bytes < 1 or self.max_argument_chars < 1:
             raise ValueError("max_request_bytes and max_argument_chars must be positive")
 
@@ -238,6 +252,7 @@ class _Proxy:
 
     def _headers(self, request: Request, protocol: ApiProtocol | None) -> list[tuple[str, str]]:
         drop = set(_HOP_BY_HOP)
+        drop.add(TEXT_CALLS_HEADER)
         extra: list[tuple[str, str]] = []
         if self.config.token is not None:
             _, where = self._presented(request)
@@ -294,6 +309,13 @@ class _Proxy:
             )
             return self._finish_log(response, info, started)
         info["request_bytes"] = len(body)
+        try:
+            text_calls = self._text_calls(request)
+        except ValueError as exc:
+            response = JSONResponse(
+                _error_body(protocol, 400, str(exc), "invalid_request_error"), status_code=400
+            )
+            return self._finish_log(response, info, started)
         parsed: dict[str, Any] | None = None
         fixes = RequestFixes()
         if protocol is not None:
@@ -331,7 +353,9 @@ class _Proxy:
             message = f"upstream unreachable: {type(exc).__name__}"
             return self._upstream_failed(protocol, 502, message, info, started)
         info["upstream_status"] = answer.status_code
-        relay = self._relay_for(protocol, parsed, answer)
+        relay = self._relay_for(protocol, parsed, answer, text_calls)
+        if relay is not None and relay.text_calls:
+            info["text_tool_calls"] = text_calls
         drop = set(_HOP_BY_HOP)
         if relay is not None:
             drop.add("content-encoding")
@@ -367,8 +391,23 @@ class _Proxy:
             _LOGGER.exception("request fix failed; forwarding the request unchanged")
             return RequestFixes()
 
+    def _text_calls(self, request: Request) -> str | None:
+        """The text tool-call format for this request: its header, else the config's
+        (None: off). ``ValueError`` for a header that names no format."""
+        value = request.headers.get(TEXT_CALLS_HEADER)
+        if value is None:
+            return self.config.text_tool_calls
+        value = value.strip()
+        if value.lower() in ("off", "none", ""):
+            return None
+        return TextCallFormat.parse(value).value
+
     def _relay_for(
-        self, protocol: ApiProtocol | None, parsed: dict[str, Any] | None, answer: httpx.Response
+        self,
+        protocol: ApiProtocol | None,
+        parsed: dict[str, Any] | None,
+        answer: httpx.Response,
+        text_calls: str | None = None,
     ) -> Relay | None:
         if protocol is None or parsed is None or parsed.get("stream") is not True:
             return None
@@ -379,9 +418,13 @@ class _Proxy:
         n = parsed.get("n")
         if protocol is ApiProtocol.CHAT and isinstance(n, int) and n > 1:
             return None
+        tools = usable_tools(parsed.get("tools"))
         return _RELAYS[protocol](
-            tools=usable_tools(parsed.get("tools")),
+            tools=tools,
             max_argument_chars=self.config.max_argument_chars,
+            # Only for a request that declares tools: a call for a client that offered
+            # none could not be run, and its markup is then text as the model wrote it.
+            text_tool_calls=text_calls if tools else None,
         )
 
     def _upstream_failed(

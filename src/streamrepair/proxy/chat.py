@@ -34,6 +34,7 @@ from .relay import (
 __all__ = ["ChatRelay"]
 
 _TEMPLATE_KEYS: Final = ("id", "object", "created", "model", "system_fingerprint")
+_TEXT_KEYS: Final = ("content", "reasoning_content", "reasoning")
 
 
 class ChatRelay(Relay):
@@ -48,6 +49,7 @@ class ChatRelay(Relay):
         self._finish_seen = False
         self._legacy = False
         self._text_sent = False
+        self._reasoning_key = "reasoning_content"  # OpenRouter spells it "reasoning"
 
     def _chunk(
         self,
@@ -72,9 +74,19 @@ class ChatRelay(Relay):
         delta = choice.get("delta") if choice is not None else None
         calls = isinstance(delta, dict) and ("tool_calls" in delta or "function_call" in delta)
         reason = choice.get("finish_reason") if choice is not None else None
-        if isinstance(delta, dict) and (delta.get("content") or delta.get("reasoning_content")):
+        rewritten = False
+        if self.text_calls and isinstance(delta, dict):
+            # The text the text-call stage left (markup removed), not the upstream's.
+            released, reasoning = self._take()
+            new = self._with_text(delta, released, reasoning)
+            if new is not delta:
+                assert choice is not None
+                delta, rewritten = new, True
+                choice = {**choice, "delta": delta}
+                choices = [choice if c is followed[0] else c for c in choices]
+        if isinstance(delta, dict) and (delta.get("content") or delta.get(self._reasoning_key)):
             self._text_sent = True
-        if not calls and not reason:
+        if not calls and not reason and not rewritten:
             out.append(sse_event(data, name))
             return
         assert choice is not None
@@ -90,7 +102,7 @@ class ChatRelay(Relay):
             self._finish_seen = True
             if isinstance(reason, str):
                 self.upstream_stop = reason
-            text = {k: v for k, v in kept.items() if k in ("content", "reasoning_content")}
+            text = {k: v for k, v in kept.items() if k in _TEXT_KEYS}
             if any(text.values()):
                 now = dict(chunk)
                 now["choices"] = [{**choice, "delta": {**kept}, "finish_reason": None}]
@@ -103,11 +115,30 @@ class ChatRelay(Relay):
             ]
             self._hold((name, compact_json(held)))
             return
-        if not kept and len(choices) == 1 and not chunk.get("usage"):
-            return  # only tool-call pieces: nothing to send now
+        nothing = not kept or (self.text_calls and _empty(kept))
+        if nothing and len(choices) == 1 and not chunk.get("usage"):
+            return  # only tool-call pieces (or markup): nothing to send now
         now = dict(chunk)
         now["choices"] = [{**c, "delta": kept} if c is choice else c for c in choices]
         out.append(sse_event(compact_json(now), name))
+
+    def _with_text(self, delta: dict[str, Any], text: str, reasoning: str) -> dict[str, Any]:
+        """``delta`` with the content and reasoning the text-call stage released for it
+        (the same object when they are what the upstream sent)."""
+        key = self._reasoning_key
+        if "reasoning" in delta and "reasoning_content" not in delta:
+            key = self._reasoning_key = "reasoning"
+        content, thought = delta.get("content"), delta.get(key)
+        if (content if type(content) is str else "") == text and (
+            thought if type(thought) is str else ""
+        ) == reasoning:
+            return delta
+        new = dict(delta)
+        if text or type(content) is str:
+            new["content"] = text
+        if reasoning or type(thought) is str:
+            new[key] = reasoning
+        return new
 
     def _turn_state(self, done: Done) -> tuple[str | None, tuple[dict[str, Any], ...]]:
         message = done.messages[0] if done.messages else {}
@@ -118,6 +149,16 @@ class ChatRelay(Relay):
         out: list[bytes] = []
         base = dict(self._template)
         base.setdefault("object", "chat.completion.chunk")
+        text, reasoning = _late_text(self._late_pieces())
+        if text or reasoning:  # held by the text-call stage until the end
+            late: dict[str, Any] = {}
+            if reasoning:
+                late[self._reasoning_key] = reasoning
+            if text:
+                late["content"] = text
+                self._text_sent = True
+            chunk = {**base, "choices": [{"index": 0, "delta": late, "finish_reason": None}]}
+            out.append(sse_event(compact_json(chunk)))
         index = 0
         for verdict in self.verdicts:
             if isinstance(verdict, ToolCallReady):
@@ -162,6 +203,17 @@ class ChatRelay(Relay):
                 data = _with_finish(data, stop)
             out.append(sse_event(data, name))
         return out
+
+
+def _empty(delta: dict[str, Any]) -> bool:
+    """Whether a delta carries nothing (no key, or only empty text and nulls)."""
+    return all(value is None or value == "" for value in delta.values())
+
+
+def _late_text(pieces: list[tuple[bool, str]]) -> tuple[str, str]:
+    text = "".join(t for r, t in pieces if not r)
+    reasoning = "".join(t for r, t in pieces if r)
+    return text, reasoning
 
 
 def _with_finish(data: str, stop: str | None) -> str:

@@ -31,6 +31,13 @@ progressive emitter (built on the assembler's per-feed changes) would return tex
 :meth:`ArgumentEmitter.feed` as soon as it is final, never bytes it would have to take
 back.
 
+Text calls (``text_tool_calls``): the stream core reads tool calls the model wrote as text
+(a server without a tool parser). The text the client gets is then the text the stage
+released for each event (markup removed; text that could still begin a marker follows
+when it cannot, or when its block ends), put where the protocol carries text (each
+relay's ``_chunk``); text released where no event can carry it goes out at the end,
+before the calls. The calls found go out like structured ones.
+
 Invariants: the output depends only on the upstream bytes, not on how they were split;
 bytes once returned are never contradicted; no call whose arguments were cut off,
 unrepairable or from a stream that did not end cleanly is ever sent as a call; memory
@@ -43,12 +50,14 @@ import enum
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 
 from ..events import (
     Done,
+    ReasoningDelta,
     RejectReason,
     StreamEvent,
+    TextDelta,
     ToolCallDelta,
     ToolCallReady,
     ToolCallRejected,
@@ -60,6 +69,9 @@ from ..stream.pipeline import ToolCallStream
 from ..stream.sse import SSEDecoder, SSEEvent
 from ..syntax.assembler import DEFAULT_MAX_SIZE
 from ..turn.replies import tool_message
+
+if TYPE_CHECKING:
+    from ..providers.textcalls import TextCallFormat
 
 __all__ = [
     "MAX_HELD_EVENTS",
@@ -329,7 +341,10 @@ class Relay:
 
     ``tools`` is the request's tool list (the schemas; unknown names rejected);
     ``max_argument_chars`` bounds each call's argument text; ``emitter`` makes one
-    :class:`ArgumentEmitter` per call.
+    :class:`ArgumentEmitter` per call. ``text_tool_calls`` (``"auto"`` or a
+    :class:`~streamrepair.TextCallFormat`) reads tool calls the model wrote as text in
+    its content or reasoning (a server without a tool parser): the client then gets the
+    text with the markup removed, and the calls as calls (module docstring).
     """
 
     protocol: ClassVar[ApiProtocol]
@@ -340,13 +355,21 @@ class Relay:
         tools: Iterable[Mapping[str, Any]] | None = None,
         max_argument_chars: int = DEFAULT_MAX_SIZE,
         emitter: type[HeldArguments] = HeldArguments,
+        text_tool_calls: TextCallFormat | str | None = None,
     ) -> None:
         self.stream = ToolCallStream(
             provider=self.protocol.provider,
             tools=tools,
             max_size=max_argument_chars,
             previews=False,
+            text_tool_calls=text_tool_calls,
         )
+        #: Whether text is the text-call stage's (markup removed) instead of the upstream's.
+        self.text_calls = text_tool_calls is not None
+        # Text the stage released for the chunk being rewritten, and text released where
+        # no chunk could carry it (after the end, at the end): sent before the calls.
+        self._released: list[TextDelta | ReasoningDelta] = []
+        self._late: list[TextDelta | ReasoningDelta] = []
         self._sse = SSEDecoder(comments=True)
         self._emitter = emitter
         self.emitters: dict[str, HeldArguments] = {}
@@ -401,7 +424,7 @@ class Relay:
             self._event(event, out)
             if self.ended:
                 return out
-        self._ended(self.stream.finish())
+        self._ended(self.stream.finish(), texts=True)
         return out
 
     def fail(self, message: str) -> None:
@@ -411,7 +434,7 @@ class Relay:
 
     def _fail(self, message: str) -> None:
         if not self.ended:
-            self._ended(self.stream.fail(message, code="upstream"))
+            self._ended(self.stream.fail(message, code="upstream"), texts=True)
             self.tail.events.clear()  # the end never came: nothing of it to send
             self.failure = message
 
@@ -477,7 +500,7 @@ class Relay:
             self.tail.events.append((event.event, event.data))
             # The end marker itself, so that the core knows the server finished (a call
             # complete before it is ready even when no stop reason came).
-            self._ended(self.stream.feed(b"data: [DONE]\n\n"))
+            self._ended(self.stream.feed(b"data: [DONE]\n\n"), texts=True)
             return
         try:
             chunk = json.loads(text)
@@ -489,7 +512,14 @@ class Relay:
             self._fail(f"the upstream sent a chunk that is not a JSON object: {text[:120]!r}")
             return
         events = self.stream.feed_chunk(chunk)
-        self._chunk(event.event, event.data, chunk, events, out)
+        if self.text_calls:
+            self._released = [e for e in events if type(e) in _TEXT_EVENTS]  # type: ignore[misc]
+            self._chunk(event.event, event.data, chunk, events, out)
+            if self._released:  # the chunk could not carry it: it goes out at the end
+                self._late.extend(self._released)
+                self._released = []
+        else:
+            self._chunk(event.event, event.data, chunk, events, out)
         for item in events:
             if isinstance(item, ToolCallReady | ToolCallRejected):
                 self._verdicts.append(item)  # a spliced message_start rejects mid-stream
@@ -501,10 +531,33 @@ class Relay:
         if self.stream.done is not None:
             self._ended(events)
 
-    def _ended(self, events: Iterable[StreamEvent]) -> None:
+    def _ended(self, events: Iterable[StreamEvent], *, texts: bool = False) -> None:
+        """The stream core is done. ``texts``: ``events`` came from no chunk the
+        protocol rewrote, so the text in them (held by the text-call stage until the
+        end) goes out at the end."""
+        events = list(events)
         self._verdicts.extend(e for e in events if isinstance(e, ToolCallReady | ToolCallRejected))
         self._verdicts = _dedupe(self._verdicts)
+        if texts and self.text_calls:
+            self._late.extend(e for e in events if type(e) in _TEXT_EVENTS)  # type: ignore[misc]
         self.ended = True
+
+    def _take(self) -> tuple[str, str]:
+        """(text, reasoning) the stage released for the chunk being rewritten."""
+        return _joined(self._released, clear=True)
+
+    def _take_pieces(self) -> list[tuple[bool, str]]:
+        """What the stage released for the chunk being rewritten, as ``(reasoning,
+        text)`` pieces in order, adjacent ones of a kind joined."""
+        pieces = _pieces(self._released)
+        self._released = []
+        return pieces
+
+    def _late_pieces(self) -> list[tuple[bool, str]]:
+        """Text released where no chunk could carry it, to send before the calls."""
+        pieces = _pieces(self._late)
+        self._late = []
+        return pieces
 
     def _hold(self, event: tuple[str | None, str]) -> None:
         """Keep an event of the response's end until the calls are sent (bounded)."""
@@ -531,6 +584,30 @@ class Relay:
 
     def _final(self, done: Done) -> list[bytes]:
         raise NotImplementedError
+
+
+_TEXT_EVENTS: Final = (TextDelta, ReasoningDelta)
+
+
+def _joined(events: list[TextDelta | ReasoningDelta], *, clear: bool) -> tuple[str, str]:
+    text = "".join(e.text for e in events if type(e) is TextDelta)
+    reasoning = "".join(e.text for e in events if type(e) is ReasoningDelta)
+    if clear:
+        events.clear()
+    return text, reasoning
+
+
+def _pieces(events: Iterable[TextDelta | ReasoningDelta]) -> list[tuple[bool, str]]:
+    out: list[tuple[bool, str]] = []
+    for event in events:
+        reasoning = type(event) is ReasoningDelta
+        if not event.text:
+            continue
+        if out and out[-1][0] == reasoning:
+            out[-1] = (reasoning, out[-1][1] + event.text)
+        else:
+            out.append((reasoning, event.text))
+    return out
 
 
 def _dedupe(

@@ -23,10 +23,12 @@ What the client receives (see ``relay.py`` for the general rules):
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
 from ..events import Done, StreamEvent, ToolCallReady
 from .relay import (
+    MAX_HELD_EVENTS,
     ApiProtocol,
     Relay,
     closing_stop,
@@ -50,6 +52,38 @@ _CALL_EVENTS: Final = frozenset(
 _TERMINAL: Final = frozenset(
     {"response.completed", "response.incomplete", "response.failed", "error"}
 )
+#: Text calls: the items whose text is the stage's, and their events.
+_TEXT_ITEMS: Final = {"message": False, "reasoning": True}  # type -> carries reasoning
+_TEXT_DELTAS: Final = {
+    "response.output_text.delta": ("content", "content_index"),
+    "response.reasoning_text.delta": ("content", "content_index"),
+    "response.reasoning_summary_text.delta": ("summary", "summary_index"),
+}
+_PART_DONE: Final = {
+    "response.output_text.done": ("content", "content_index"),
+    "response.reasoning_text.done": ("content", "content_index"),
+    "response.reasoning_summary_text.done": ("summary", "summary_index"),
+    "response.content_part.done": ("content", "content_index"),
+    "response.reasoning_summary_part.done": ("summary", "summary_index"),
+}
+_PART_ADDED: Final = frozenset(
+    {"response.content_part.added", "response.reasoning_summary_part.added"}
+)
+
+
+@dataclass(slots=True)
+class _TextItem:
+    """A message or reasoning item whose text is the text-call stage's."""
+
+    reasoning: bool
+    item_id: str | None
+    pending: list[tuple[str | None, dict[str, Any]]]  # its first events, not yet sent
+    texts: dict[tuple[str, int], str] = field(default_factory=dict)  # part -> text sent
+    last: dict[str, Any] | None = None  # the last text delta, for text released later
+    held: list[tuple[str | None, dict[str, Any]]] = field(default_factory=list)
+    after: list[tuple[bool, str]] = field(default_factory=list)  # the other kind's text
+    mapped: int | None = None  # the client's output_index, once sent
+    item: dict[str, Any] | None = None  # as the client got it at its end
 
 
 class ResponsesRelay(Relay):
@@ -65,6 +99,12 @@ class ResponsesRelay(Relay):
         self._items: dict[str, dict[str, Any]] = {}  # call_id -> item as added
         self._seq: int | None = None  # next sequence number to send
         self._end_seen = False
+        # Text calls: message and reasoning items by upstream output index, items of
+        # text the stage released apart from them, the ids of items never sent.
+        self._texts: dict[int, _TextItem] = {}
+        self._by_id: dict[str, _TextItem] = {}
+        self._extra: list[dict[str, Any]] = []
+        self._extra_count = 0
 
     def _number(self, chunk: dict[str, Any]) -> dict[str, Any] | None:
         """The chunk with the next sequence number, or None when it already has it."""
@@ -99,6 +139,12 @@ class ResponsesRelay(Relay):
             return
         index = chunk.get("output_index")
         item = chunk.get("item")
+        if (
+            self.text_calls
+            and type(index) is int
+            and self._text_event(kind, index, chunk, name, out)
+        ):
+            return
         if kind == "response.output_item.added" and type(index) is int and isinstance(item, dict):
             if item.get("type") in _CALL_ITEMS:
                 self._held.add(index)
@@ -125,8 +171,171 @@ class ResponsesRelay(Relay):
         renumbered = self._number(chunk)
         out.append(sse_event(data if renumbered is None else compact_json(renumbered), name))
 
+    # -- text calls: the stage's text in the client's items --------------------------------
+
+    def _text_event(
+        self, kind: object, index: int, chunk: dict[str, Any], name: str | None, out: list[bytes]
+    ) -> bool:
+        """An event of a message or reasoning item, with text calls on: its text is the
+        stage's. False for the events of other items (handled as without text calls)."""
+        if kind == "response.output_item.added":
+            item = chunk.get("item")
+            itype = item.get("type") if isinstance(item, dict) else None
+            if not isinstance(itype, str) or itype not in _TEXT_ITEMS:
+                return False
+            assert isinstance(item, dict)
+            item_id = item.get("id") if isinstance(item.get("id"), str) else None
+            state = _TextItem(
+                reasoning=_TEXT_ITEMS[itype], item_id=item_id, pending=[(name, chunk)]
+            )
+            self._texts[index] = state
+            if item_id is not None:
+                self._by_id[item_id] = state
+            if state.reasoning:  # sent at once: it may carry encrypted reasoning
+                self._send_pending(out, state)
+            self._place(out, state, None)
+            return True
+        found = self._texts.get(index)
+        if found is None:
+            return False
+        state = found
+        if kind in _TEXT_DELTAS:
+            self._place(out, state, chunk)
+        elif kind in _PART_DONE:
+            self._place(out, state, None)
+            if len(state.held) >= MAX_HELD_EVENTS:
+                self._fail(f"the upstream sent more than {MAX_HELD_EVENTS} parts in an item")
+                return True
+            state.held.append((name, chunk))
+        elif kind in _PART_ADDED and state.pending:
+            state.pending.append((name, chunk))
+        elif kind == "response.output_item.done":
+            self._place(out, state, None)  # the block end decided what the stage held
+            self._item_done(out, state, chunk, name)
+            del self._texts[index]
+        else:  # a refusal, an annotation, a part added to a sent item: as it came
+            self._place(out, state, None)
+            self._send_pending(out, state)
+            if state.mapped is not None:
+                self._send(out, {**chunk, "output_index": state.mapped}, name)
+        return True
+
+    def _send(self, out: list[bytes], chunk: dict[str, Any], name: str | None) -> None:
+        out.append(sse_event(compact_json(self._number(chunk) or chunk), name))
+
+    def _send_pending(self, out: list[bytes], state: _TextItem) -> None:
+        if not state.pending:
+            return
+        state.mapped = self._next
+        self._next += 1
+        for name, chunk in state.pending:
+            self._send(out, {**chunk, "output_index": state.mapped}, name)
+        state.pending = []
+
+    def _place(self, out: list[bytes], state: _TextItem, chunk: dict[str, Any] | None) -> None:
+        """The stage's text for this event: in ``state``'s item when it is of its kind
+        (as ``chunk``, a text delta, or the item's last one), else after the item."""
+        for reasoning, text in self._take_pieces():
+            if reasoning != state.reasoning:
+                state.after.append((reasoning, text))
+                continue
+            template = chunk if chunk is not None else state.last
+            if template is None:
+                template = {
+                    "type": "response.reasoning_text.delta"
+                    if reasoning
+                    else "response.output_text.delta",
+                    "item_id": state.item_id,
+                    "content_index": 0,
+                }
+            state.last = template
+            where, key = _TEXT_DELTAS.get(str(template.get("type")), ("content", "content_index"))
+            part = template.get(key)
+            part = part if type(part) is int else 0
+            self._send_pending(out, state)
+            assert state.mapped is not None
+            state.texts[(where, part)] = state.texts.get((where, part), "") + text
+            sent = {**template, "output_index": state.mapped, "delta": text}
+            if "logprobs" in sent and text != template.get("delta"):
+                sent["logprobs"] = []
+            self._send(out, sent, str(template.get("type")))
+
+    def _item_done(
+        self, out: list[bytes], state: _TextItem, chunk: dict[str, Any], name: str | None
+    ) -> None:
+        item = chunk.get("item")
+        if not state.pending:  # else only markup: the item is not sent at all
+            mapped = state.mapped
+            for held_name, held in state.held:
+                self._send(out, {**_part_text(held, state), "output_index": mapped}, held_name)
+            if isinstance(item, dict):
+                state.item = _item_text(item, state)
+                self._send(out, {**chunk, "output_index": mapped, "item": state.item}, name)
+        state.held = []
+        for reasoning, text in state.after:
+            self._extra_item(out, reasoning, text)
+        state.after = []
+
+    def _extra_item(self, out: list[bytes], reasoning: bool, text: str) -> None:
+        """Text the stage released apart from its item: an item of its own."""
+        self._extra_count += 1
+        index = self._next
+        self._next += 1
+        if reasoning:
+            item_id = f"rs_streamrepair_{self._extra_count}"
+            item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": []}
+            self._emit(out, "response.output_item.added", output_index=index, item=item)
+            where = {"item_id": item_id, "output_index": index, "content_index": 0}
+            self._emit(out, "response.reasoning_text.delta", **where, delta=text)
+            self._emit(out, "response.reasoning_text.done", **where, text=text)
+            item = {**item, "content": [{"type": "reasoning_text", "text": text}]}
+            self._emit(out, "response.output_item.done", output_index=index, item=item)
+        else:
+            item = self._message(out, f"msg_streamrepair_text_{self._extra_count}", index, text)
+        self._extra.append(item)
+
+    def _message(self, out: list[bytes], item_id: str, index: int, text: str) -> dict[str, Any]:
+        """A complete assistant message item with ``text``; returns the item."""
+        part: dict[str, Any] = {"type": "output_text", "text": "", "annotations": []}
+        item: dict[str, Any] = {
+            "id": item_id,
+            "type": "message",
+            "status": "in_progress",
+            "role": "assistant",
+            "content": [],
+        }
+        self._emit(out, "response.output_item.added", output_index=index, item=item)
+        where = {"item_id": item_id, "output_index": index, "content_index": 0}
+        self._emit(out, "response.content_part.added", **where, part=part)
+        self._emit(out, "response.output_text.delta", **where, delta=text, logprobs=[])
+        self._emit(out, "response.output_text.done", **where, text=text, logprobs=[])
+        full = {**part, "text": text}
+        self._emit(out, "response.content_part.done", **where, part=full)
+        item = {**item, "status": "completed", "content": [full]}
+        self._emit(out, "response.output_item.done", output_index=index, item=item)
+        return item
+
+    def _client_output(self, output: list[Any]) -> list[Any]:
+        """The terminal event's ``output`` as the client got it (text calls on)."""
+        kept: list[Any] = []
+        for item in output:
+            if not isinstance(item, dict) or item.get("type") not in _TEXT_ITEMS:
+                kept.append(item)
+                continue
+            item_id = item.get("id")
+            state = self._by_id.get(item_id) if isinstance(item_id, str) else None
+            if state is None:  # never streamed: its text never went through the stage
+                kept.append(item)
+            elif state.item is not None:
+                kept.append(state.item)
+            elif not state.pending:  # sent, but never finished upstream
+                kept.append(_item_text(item, state))
+        return kept + self._extra
+
     def _final(self, done: Done) -> list[bytes]:
         out: list[bytes] = []
+        for reasoning, text in self._late_pieces():  # held by the text-call stage
+            self._extra_item(out, reasoning, text)
         index = self._next
         emitted: list[dict[str, Any]] = []
         for verdict in self.verdicts:
@@ -164,25 +373,7 @@ class ResponsesRelay(Relay):
             emitted.append(base)
             index += 1
         for notice, verdict in enumerate(notice_verdicts(self.verdicts), start=1):
-            item_id = f"msg_streamrepair_{notice}"
-            text = notice_text(verdict)
-            part: dict[str, Any] = {"type": "output_text", "text": "", "annotations": []}
-            item: dict[str, Any] = {
-                "id": item_id,
-                "type": "message",
-                "status": "in_progress",
-                "role": "assistant",
-                "content": [],
-            }
-            self._emit(out, "response.output_item.added", output_index=index, item=item)
-            where = {"item_id": item_id, "output_index": index, "content_index": 0}
-            self._emit(out, "response.content_part.added", **where, part=part)
-            self._emit(out, "response.output_text.delta", **where, delta=text, logprobs=[])
-            self._emit(out, "response.output_text.done", **where, text=text, logprobs=[])
-            full = {**part, "text": text}
-            self._emit(out, "response.content_part.done", **where, part=full)
-            item = {**item, "status": "completed", "content": [full]}
-            self._emit(out, "response.output_item.done", output_index=index, item=item)
+            item = self._message(out, f"msg_streamrepair_{notice}", index, notice_text(verdict))
             emitted.append(item)
             index += 1
         stop = closing_stop(
@@ -231,6 +422,8 @@ class ResponsesRelay(Relay):
                 for i in response["output"]
                 if not (isinstance(i, dict) and i.get("type") in _CALL_ITEMS)
             ]
+            if self.text_calls:
+                kept = self._client_output(kept)
             output = kept + emitted
             if output != response["output"]:
                 response = {**response, "output": output}
@@ -252,3 +445,34 @@ class ResponsesRelay(Relay):
         if renumbered is not None:
             return compact_json(renumbered), name
         return (compact_json(chunk) if changed else data), name
+
+
+def _part_text(chunk: dict[str, Any], state: _TextItem) -> dict[str, Any]:
+    """A part's done event with the text the client got for that part."""
+    where, key = _PART_DONE.get(str(chunk.get("type")), ("content", "content_index"))
+    part_index = chunk.get(key)
+    text = state.texts.get((where, part_index if type(part_index) is int else 0), "")
+    if "text" in chunk:
+        chunk = {**chunk, "text": text}
+        if "logprobs" in chunk:
+            chunk["logprobs"] = []
+    part = chunk.get("part")
+    if isinstance(part, dict) and "text" in part:
+        chunk = {**chunk, "part": {**part, "text": text}}
+    return chunk
+
+
+def _item_text(item: dict[str, Any], state: _TextItem) -> dict[str, Any]:
+    """A message or reasoning item with the text the client got in each part."""
+    out = dict(item)
+    for where in ("content", "summary"):
+        parts = item.get(where)
+        if not isinstance(parts, list):
+            continue
+        out[where] = [
+            {**part, "text": state.texts.get((where, k), "")}
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+            else part
+            for k, part in enumerate(parts)
+        ]
+    return out
