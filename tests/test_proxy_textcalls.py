@@ -34,6 +34,7 @@ from _proxy_support import (
     chat_as,
     close_clients,
     openai_client,
+    protocol_of,
     protocol_tools,
     serving,
 )
@@ -520,3 +521,46 @@ def test_an_unknown_format_is_a_400_in_the_protocols_shape(proxy: str) -> None:
 def test_the_option_is_checked_when_the_proxy_starts() -> None:
     with pytest.raises(ValueError, match="unknown text tool-call format"):
         ProxyConfig(upstream="http://127.0.0.1:1", text_tool_calls="nonesuch")
+
+
+# -- every other stream: the stage on changes nothing a client reads ---------------------------
+
+OTHERS = [
+    p
+    for p in sorted(FIXTURES.glob("*.sse"))
+    if not p.name.startswith("textcalls-") and protocol_of(p.read_bytes()) in PROTOCOLS
+]
+
+
+@pytest.mark.parametrize("path", OTHERS, ids=[p.name for p in OTHERS])
+def test_streams_without_markup_read_the_same_with_the_stage_on(path: Path) -> None:
+    """Every other fixture (structured calls, cut-offs, errors, thinking, server tools)
+    relayed with ``auto``: the same calls, text and reasoning as with the stage off, and
+    the same bytes one byte at a time."""
+    data = path.read_bytes()
+    protocol = protocol_of(data)
+    stem = path.name.split(".")[0]
+    tools_file = path.with_name(stem + ".tools.json")
+    tools = json.loads(tools_file.read_text()) if tools_file.exists() else None
+
+    def relayed(pieces: list[bytes], fmt: str | None) -> bytes:
+        relay = RELAYS[protocol](tools=usable_tools(tools), text_tool_calls=fmt)
+        out = b""
+        for piece in pieces:
+            out += b"".join(relay.feed(piece))
+            if relay.ended:
+                break
+        return out + b"".join(relay.finish()) + b"".join(relay.final())
+
+    def reading(out: bytes) -> tuple[Any, ...]:
+        core = ToolCallStream(tools=tools)
+        events = core.feed(out) + core.finish()
+        return (
+            [(e.name, e.arguments) for e in events if isinstance(e, ToolCallReady)],
+            "".join(e.text for e in events if isinstance(e, TextDelta)),
+            "".join(e.text for e in events if isinstance(e, ReasoningDelta)),
+        )
+
+    on = relayed([data], "auto")
+    assert relayed([data[i : i + 1] for i in range(len(data))], "auto") == on
+    assert reading(on) == reading(relayed([data], None))
