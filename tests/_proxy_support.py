@@ -116,6 +116,7 @@ class Reply:
     json: Any = None
     chunk: int = 64
     delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)  # added to the answer's
 
 
 @dataclass
@@ -126,6 +127,7 @@ class Seen:
     headers: dict[str, str]
     body: Any
     raw: bytes
+    peer: str = ""  # the proxy's end of the connection (host:port)
 
 
 @dataclass
@@ -151,8 +153,11 @@ class FakeUpstream:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
+        peer = f"{request.client.host}:{request.client.port}" if request.client else ""
         self.requests.append(
-            Seen(path=request.url.path, headers=dict(request.headers), body=body, raw=raw)
+            Seen(
+                path=request.url.path, headers=dict(request.headers), body=body, raw=raw, peer=peer
+            )
         )
         path = request.url.path
         if request.method == "GET":
@@ -175,9 +180,12 @@ class FakeUpstream:
         else:
             return JSONResponse({"error": {"message": "script exhausted"}}, status_code=500)
         if reply.json is not None:
-            return JSONResponse(reply.json, status_code=reply.status)
+            return JSONResponse(reply.json, status_code=reply.status, headers=reply.headers)
         return StreamingResponse(
-            self._stream(reply), status_code=reply.status, media_type="text/event-stream"
+            self._stream(reply),
+            status_code=reply.status,
+            media_type="text/event-stream",
+            headers=reply.headers,
         )
 
     def _problem(self, path: str, body: Any) -> Response | None:

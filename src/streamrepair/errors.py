@@ -16,7 +16,11 @@
     ├── HistoryError (ValueError)             input that cannot become a valid history
     ├── UnansweredCallsError (RuntimeError)   sending while calls have no answer
     ├── AbortFenceError (RuntimeError)        a handler on a phase that is not active
-    └── InstallError (ValueError)             a settings file that cannot be updated safely
+    ├── InstallError (ValueError)             a settings file that cannot be updated safely
+    └── UpstreamError (ConnectionError)       the proxy could not talk to its upstream
+        ├── UpstreamTimeout                   no answer in time
+        ├── UpstreamUnreachable               no answer at all
+        └── UpstreamBroken                    the answer's body stopped mid-way
 
 Parsing errors carry where they happened (``offset``, ``line``, ``column``), why
 (``reason``) and what would have been accepted there (``expected``), so a harness can tell
@@ -52,6 +56,10 @@ __all__ = [
     "UnansweredCallsError",
     "UnrepairableError",
     "UnsupportedChunkError",
+    "UpstreamBroken",
+    "UpstreamError",
+    "UpstreamTimeout",
+    "UpstreamUnreachable",
 ]
 
 
@@ -231,3 +239,25 @@ class AbortFenceError(StreamRepairError, RuntimeError):
 
 class InstallError(StreamRepairError, ValueError):
     """A file cannot be updated safely (it is not what it should be); nothing was written."""
+
+
+class UpstreamError(StreamRepairError, ConnectionError):
+    """The proxy could not talk to its upstream. ``kind`` names the underlying failure
+    (the HTTP client's exception class name: never a URL, a header or a body)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+class UpstreamTimeout(UpstreamError):
+    """Connecting, or waiting for the answer's head, took longer than allowed."""
+
+
+class UpstreamUnreachable(UpstreamError):
+    """No answer: the connection was refused or reset, or the answer was not HTTP."""
+
+
+class UpstreamBroken(UpstreamError):
+    """The answer's body stopped mid-way: the connection broke, or no byte came within
+    the read timeout."""

@@ -66,6 +66,13 @@ if _typing.TYPE_CHECKING:
         memo_key,
         open_store,
     )
+    from .upstream import (
+        DECODABLE_ENCODINGS,
+        AiohttpUpstream,
+        HttpxUpstream,
+        UpstreamClient,
+        UpstreamResponse,
+    )
 
 _EXPORTS: dict[str, str] = {
     "AnthropicRelay": "anthropic",
@@ -107,9 +114,15 @@ _EXPORTS: dict[str, str] = {
     "open_store": "store",
     "referenced_calls": "fixes",
     "usable_tools": "relay",
+    "DECODABLE_ENCODINGS": "upstream",
+    "AiohttpUpstream": "upstream",
+    "HttpxUpstream": "upstream",
+    "UpstreamClient": "upstream",
+    "UpstreamResponse": "upstream",
 }
 
 __all__ = [
+    "DECODABLE_ENCODINGS",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_ENTRIES",
@@ -121,12 +134,14 @@ __all__ = [
     "MAX_LABEL_VALUES",
     "NOTICE_PREFIX",
     "TEXT_CALLS_HEADER",
+    "AiohttpUpstream",
     "AnthropicRelay",
     "ApiProtocol",
     "ArgumentEmitter",
     "CallMemo",
     "ChatRelay",
     "HeldArguments",
+    "HttpxUpstream",
     "MemoryStore",
     "ProxyConfig",
     "ProxyMetrics",
@@ -135,6 +150,8 @@ __all__ = [
     "RequestFixes",
     "ResponsesRelay",
     "StateStore",
+    "UpstreamClient",
+    "UpstreamResponse",
     "argument_text",
     "closing_stop",
     "compact_json",

@@ -196,6 +196,9 @@ class AnthropicRelay(Relay):
             out.append(_event("content_block_stop", index=self._open[2]))
             self._open = None
 
+    def _ends(self, chunk: dict[str, Any]) -> bool:
+        return chunk.get("type") == "message_stop"
+
     def _start(self, chunk: dict[str, Any]) -> str | None:
         """A ``message_start`` whose ``content`` is already filled in (the response after
         programmatic tool calling): its ``tool_use`` blocks are withheld like streamed ones

@@ -1,4 +1,5 @@
-"""The ASGI application: Starlette in front, one pooled httpx client behind.
+"""The ASGI application: Starlette in front, one pooled upstream client behind
+(``upstream.py``: aiohttp, or httpx when a transport is given).
 
 Every request goes to ``upstream + path`` with its method, query, headers and body. Three
 kinds of request are looked at (``POST``, JSON body):
@@ -29,17 +30,17 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
-import httpx
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..errors import UpstreamBroken, UpstreamTimeout, UpstreamUnreachable
 from ..providers.textcalls import TextCallFormat
 from ..syntax.assembler import DEFAULT_MAX_SIZE
 from ..telemetry.log import TelemetryLog
@@ -50,6 +51,16 @@ from .metrics import ProxyMetrics
 from .relay import ApiProtocol, CallMemo, Relay, memos_of_response, usable_tools
 from .responses import ResponsesRelay
 from .store import MemoryStore, StateStore, memo_key
+from .upstream import (
+    DECODABLE_ENCODINGS,
+    AiohttpUpstream,
+    HttpxUpstream,
+    UpstreamClient,
+    UpstreamResponse,
+)
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -97,6 +108,8 @@ _RELAYS: Final[dict[ApiProtocol, type[Relay]]] = {
 _TOKEN_HEADER: Final = "x-streamrepair-token"
 #: Seconds spent reading past an upstream's end marker to keep its connection pooled.
 _DRAIN_SECONDS: Final = 0.5
+#: How much of what arrived at once is relayed before its output goes out (``_slices``).
+_SLICE_BYTES: Final = 4096
 _LOGGER = logging.getLogger("streamrepair.proxy")
 
 
@@ -172,7 +185,7 @@ class _Proxy:
         self.store = store
         self.metrics = ProxyMetrics()
         self.transport = transport
-        self.client: httpx.AsyncClient | None = None
+        self.client: UpstreamClient | None = None
         base = config.upstream.rstrip("/")
         self.base = base
         self.base_has_v1 = base.endswith("/v1")
@@ -181,25 +194,28 @@ class _Proxy:
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
-        limits = httpx.Limits(
-            max_connections=self.config.max_connections,
-            max_keepalive_connections=min(100, self.config.max_connections),
-        )
-        timeout = httpx.Timeout(
-            connect=self.config.connect_timeout,
-            read=self.config.read_timeout,
-            write=self.config.read_timeout,
-            pool=self.config.connect_timeout,
-        )
-        async with httpx.AsyncClient(
-            limits=limits, timeout=timeout, transport=self.transport, trust_env=False
-        ) as client:
-            self.client = client
-            try:
-                yield
-            finally:
-                self.client = None
-                await self.store.close()
+        config = self.config
+        client: UpstreamClient
+        if self.transport is not None:
+            client = HttpxUpstream(
+                connect_timeout=config.connect_timeout,
+                read_timeout=config.read_timeout,
+                max_connections=config.max_connections,
+                transport=self.transport,
+            )
+        else:
+            client = AiohttpUpstream(
+                connect_timeout=config.connect_timeout,
+                read_timeout=config.read_timeout,
+                max_connections=config.max_connections,
+            )
+        self.client = client
+        try:
+            yield
+        finally:
+            self.client = None
+            await client.aclose()
+            await self.store.close()
 
     # -- own endpoints ---------------------------------------------------------------------
 
@@ -338,21 +354,17 @@ class _Proxy:
                     for name, count in fixes.counts.items():
                         self.metrics.add("streamrepair_proxy_request_fixes_total", count, fix=name)
         assert self.client is not None, "the app's lifespan has not started"
-        upstream = self.client.build_request(
-            request.method,
-            self._url(request),
-            headers=self._headers(request, protocol),
-            content=body,
-        )
         try:
-            answer = await self.client.send(upstream, stream=True)
-        except httpx.TimeoutException as exc:
-            message = f"upstream timed out: {type(exc).__name__}"
+            answer = await self.client.send(
+                request.method, self._url(request), self._headers(request, protocol), body
+            )
+        except UpstreamTimeout as exc:
+            message = f"upstream timed out: {exc.kind}"
             return self._upstream_failed(protocol, 504, message, info, started)
-        except httpx.HTTPError as exc:
-            message = f"upstream unreachable: {type(exc).__name__}"
+        except UpstreamUnreachable as exc:
+            message = f"upstream unreachable: {exc.kind}"
             return self._upstream_failed(protocol, 502, message, info, started)
-        info["upstream_status"] = answer.status_code
+        info["upstream_status"] = answer.status
         relay = self._relay_for(protocol, parsed, answer, text_calls)
         if relay is not None and relay.text_calls:
             info["text_tool_calls"] = text_calls
@@ -361,7 +373,7 @@ class _Proxy:
             drop.add("content-encoding")
         else:
             drop.discard("content-length")  # the same bytes go out
-        headers = [(k, v) for k, v in answer.headers.multi_items() if k.lower() not in drop]
+        headers = [(k, v) for k, v in answer.headers if k.lower() not in drop]
         if fixes.counts:
             headers.append((FIXES_HEADER, fixes.header()))
         if relay is None:
@@ -369,7 +381,7 @@ class _Proxy:
             stream = self._pass(answer, info, started, remember, request)
         else:
             stream = self._relay(request, relay, answer, parsed or {}, info, started)
-        streaming = StreamingResponse(stream, status_code=answer.status_code)
+        streaming = StreamingResponse(stream, status_code=answer.status)
         streaming.raw_headers = [
             (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers
         ]
@@ -406,15 +418,17 @@ class _Proxy:
         self,
         protocol: ApiProtocol | None,
         parsed: dict[str, Any] | None,
-        answer: httpx.Response,
+        answer: UpstreamResponse,
         text_calls: str | None = None,
     ) -> Relay | None:
         if protocol is None or parsed is None or parsed.get("stream") is not True:
             return None
-        if answer.status_code != 200:
+        if answer.status != 200:
             return None
-        if "text/event-stream" not in answer.headers.get("content-type", ""):
+        if "text/event-stream" not in answer.header("content-type"):
             return None
+        if answer.header("content-encoding").strip().lower() not in DECODABLE_ENCODINGS:
+            return None  # asked for identity, got an encoding it cannot read: pass it on
         n = parsed.get("n")
         if protocol is ApiProtocol.CHAT and isinstance(n, int) and n > 1:
             return None
@@ -443,21 +457,26 @@ class _Proxy:
         return self._finish_log(response, info, started)
 
     def _remembers(
-        self, protocol: ApiProtocol | None, parsed: dict[str, Any] | None, answer: httpx.Response
+        self,
+        protocol: ApiProtocol | None,
+        parsed: dict[str, Any] | None,
+        answer: UpstreamResponse,
     ) -> ApiProtocol | None:
         """The protocol of a non-streaming answer whose reasoning is worth keeping (it is
         still passed through untouched)."""
         if protocol is None or protocol is ApiProtocol.RESPONSES or parsed is None:
             return None
-        if parsed.get("stream") is True or answer.status_code != 200:
+        if parsed.get("stream") is True or answer.status != 200:
             return None
-        if "json" not in answer.headers.get("content-type", ""):
+        if "json" not in answer.header("content-type"):
             return None
+        if answer.header("content-encoding").strip().lower() not in ("", "identity"):
+            return None  # compressed: passed on unread
         return protocol
 
     async def _pass(
         self,
-        answer: httpx.Response,
+        answer: UpstreamResponse,
         info: dict[str, Any],
         started: float,
         remember: ApiProtocol | None = None,
@@ -467,7 +486,7 @@ class _Proxy:
         first: float | None = None
         held: list[bytes] = []  # a non-streaming body, kept until its memos are stored
         try:
-            async for chunk in answer.aiter_raw():
+            async for chunk in answer.body():
                 if first is None:
                     first = time.perf_counter()
                 sent += len(chunk)
@@ -485,8 +504,8 @@ class _Proxy:
                     await self._remember(remember, body, request)
                 held = []
                 yield body
-        except httpx.HTTPError as exc:
-            info["upstream_error"] = type(exc).__name__
+        except UpstreamBroken as exc:
+            info["upstream_error"] = exc.kind
             self.metrics.add("streamrepair_proxy_upstream_errors_total", kind="read")
             if held:
                 yield b"".join(held)  # what came before the break, as it came
@@ -494,7 +513,7 @@ class _Proxy:
             with anyio.CancelScope(shield=True):
                 await answer.aclose()
             info["response_bytes"] = sent
-            self._log(info, answer.status_code, started, first)
+            self._log(info, answer.status, started, first)
 
     async def _remember(self, protocol: ApiProtocol, body: bytes, request: Request) -> None:
         try:
@@ -509,7 +528,7 @@ class _Proxy:
         self,
         request: Request,
         relay: Relay,
-        answer: httpx.Response,
+        answer: UpstreamResponse,
         parsed: dict[str, Any],
         info: dict[str, Any],
         started: float,
@@ -519,17 +538,20 @@ class _Proxy:
         sent = 0
         first: float | None = None
         completed = False
-        pieces = answer.aiter_bytes()
+        pieces = answer.body(decode=True)
         try:
             try:
                 async for chunk in pieces:
                     if first is None:
                         first = time.perf_counter()
-                    out = relay.feed(chunk)
-                    if out:
-                        data = b"".join(out)
-                        sent += len(data)
-                        yield data
+                    for piece in _slices(chunk):
+                        out = relay.feed(piece)
+                        if out:
+                            data = b"".join(out)
+                            sent += len(data)
+                            yield data
+                        if relay.ended:
+                            break
                     if relay.ended:
                         break
                 else:
@@ -538,9 +560,9 @@ class _Proxy:
                         data = b"".join(out)
                         sent += len(data)
                         yield data
-            except httpx.HTTPError as exc:
-                failure = f"the upstream stream broke: {type(exc).__name__}"
-                info["upstream_error"] = type(exc).__name__
+            except UpstreamBroken as exc:
+                failure = f"the upstream stream broke: {exc.kind}"
+                info["upstream_error"] = exc.kind
                 metrics.add("streamrepair_proxy_upstream_errors_total", kind="read")
                 relay.fail(failure)
             memos = relay.memos()
@@ -553,7 +575,7 @@ class _Proxy:
             completed = True
             # Read what the upstream still sends after its end marker (the chunked
             # terminator), briefly, so that its connection goes back to the pool.
-            with anyio.move_on_after(_DRAIN_SECONDS), contextlib.suppress(httpx.HTTPError):
+            with anyio.move_on_after(_DRAIN_SECONDS), contextlib.suppress(UpstreamBroken):
                 async for _ in pieces:
                     pass
         finally:
@@ -566,7 +588,7 @@ class _Proxy:
                 await answer.aclose()
             self._account(relay, info)
             info["response_bytes"] = sent
-            self._log(info, answer.status_code, started, first)
+            self._log(info, answer.status, started, first)
 
     def _account(self, relay: Relay, info: dict[str, Any]) -> None:
         model = str(info.get("model") or "")
@@ -609,6 +631,28 @@ class _Proxy:
         _LOGGER.info(json.dumps(record, ensure_ascii=True, default=str))
 
 
+def _slices(data: bytes) -> Iterator[bytes]:
+    """``data`` in pieces that end at an event's end where one can: the first event on
+    its own, then about :data:`_SLICE_BYTES` at a time. The relay's output is the same
+    for any split; this decides only when it goes out. Everything the upstream sent at
+    once arrives in one piece, and relaying it whole before sending a byte would hold the
+    first event back by the time the rest takes; sending after every event would cost a
+    write per event."""
+    size = len(data)
+    if size <= _SLICE_BYTES and data.find(b"\n\n", 0, size - 2) < 0:
+        if data:
+            yield data  # at most one event: the usual case on a real stream
+        return
+    start = 0
+    step = 0
+    while start < size:
+        cut = data.find(b"\n\n", start + step)
+        end = size if cut < 0 else cut + 2
+        yield data[start:end]
+        start = end
+        step = _SLICE_BYTES
+
+
 def create_app(
     config: ProxyConfig,
     *,
@@ -617,8 +661,9 @@ def create_app(
 ) -> Starlette:
     """The proxy as an ASGI app (serve it with uvicorn: ``streamrepair serve``).
 
-    ``store`` defaults to a :class:`~.store.MemoryStore`; ``transport`` replaces the
-    network transport of the upstream client (tests).
+    ``store`` defaults to a :class:`~.store.MemoryStore`. ``transport`` (an
+    ``httpx.AsyncBaseTransport``) makes the upstream client an httpx one on that
+    transport (tests, custom transports); without it the client is aiohttp's.
     """
     proxy = _Proxy(config, store if store is not None else MemoryStore(), transport)
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]

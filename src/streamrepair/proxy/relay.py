@@ -375,6 +375,10 @@ class Relay:
         self.emitters: dict[str, HeldArguments] = {}
         self.tail = _Tail()
         self.ended = False
+        # The event that ended the stream, read by the stream core only when the verdicts
+        # are needed: the text before it goes out without waiting for the calls' judging
+        # (a schema check per call), which can take milliseconds.
+        self._end: bytes | dict[str, Any] | None = None
         self._verdicts: list[ToolCallReady | ToolCallRejected] = []
         self.upstream_stop: str | None = None
         self.failure: str | None = None  # why the stream was cut short, if it was
@@ -385,11 +389,13 @@ class Relay:
     @property
     def done(self) -> Done | None:
         """The stream core's :class:`~streamrepair.Done`, once the stream ended."""
+        self._settle()
         return self.stream.done
 
     @property
     def verdicts(self) -> tuple[ToolCallReady | ToolCallRejected, ...]:
         """The ready and rejected calls, in order (complete once :attr:`ended`)."""
+        self._settle()
         return tuple(self._verdicts)
 
     def feed(self, data: bytes) -> list[bytes]:
@@ -453,6 +459,7 @@ class Relay:
         were stored."""
         if not self.ended:
             raise RuntimeError("Relay.final() before the stream ended")
+        self._settle()
         done = self.done
         out = self._final(done) if done is not None else []
         if self.failure is not None:
@@ -461,6 +468,7 @@ class Relay:
 
     def memos(self) -> list[CallMemo]:
         """What to remember for each call the client will receive."""
+        self._settle()
         ready = [v for v in self._verdicts if isinstance(v, ToolCallReady)]
         if not ready or self.done is None:
             return []
@@ -500,7 +508,8 @@ class Relay:
             self.tail.events.append((event.event, event.data))
             # The end marker itself, so that the core knows the server finished (a call
             # complete before it is ready even when no stop reason came).
-            self._ended(self.stream.feed(b"data: [DONE]\n\n"), texts=True)
+            self._end = b"data: [DONE]\n\n"
+            self.ended = True
             return
         try:
             chunk = json.loads(text)
@@ -510,6 +519,11 @@ class Relay:
             # Not a chunk anyone can read: trust nothing after it, and end with an error
             # event the client's SDK can read instead of bytes that would crash it.
             self._fail(f"the upstream sent a chunk that is not a JSON object: {text[:120]!r}")
+            return
+        if self._ends(chunk):
+            self._chunk(event.event, event.data, chunk, [], out)  # holds it
+            self._end = chunk
+            self.ended = True
             return
         events = self.stream.feed_chunk(chunk)
         if self.text_calls:
@@ -530,6 +544,28 @@ class Relay:
                 emitter.feed(item)  # held: nothing to send before the verdict
         if self.stream.done is not None:
             self._ended(events)
+
+    def _ends(self, chunk: dict[str, Any]) -> bool:
+        """Whether ``chunk`` ends the response (the protocol's last event, which the
+        relay holds): the stream core reads it in :meth:`_settle`."""
+        return False
+
+    def _settle(self) -> None:
+        """Let the stream core read the event that ended the stream, and judge."""
+        if self._end is None:
+            return
+        end = self._end
+        self._end = None
+        events = self.stream.feed(end) if isinstance(end, bytes) else self.stream.feed_chunk(end)
+        for item in events:
+            if isinstance(item, ToolCallDelta):
+                emitter = self.emitters.get(item.call_id)
+                if emitter is None:
+                    emitter = self.emitters[item.call_id] = self._emitter()
+                emitter.feed(item)
+        if self.stream.done is None:  # cannot happen for the end events named; be safe
+            events += self.stream.finish()
+        self._ended(events, texts=True)
 
     def _ended(self, events: Iterable[StreamEvent], *, texts: bool = False) -> None:
         """The stream core is done. ``texts``: ``events`` came from no chunk the

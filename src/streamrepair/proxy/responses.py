@@ -332,6 +332,9 @@ class ResponsesRelay(Relay):
                 kept.append(_item_text(item, state))
         return kept + self._extra
 
+    def _ends(self, chunk: dict[str, Any]) -> bool:
+        return chunk.get("type") in ("response.completed", "response.incomplete")
+
     def _final(self, done: Done) -> list[bytes]:
         out: list[bytes] = []
         for reasoning, text in self._late_pieces():  # held by the text-call stage
