@@ -15,8 +15,8 @@ Two implementations:
 * :class:`AiohttpUpstream` (the default): aiohttp parses HTTP in C (llhttp) and hands
   over everything the socket buffered at once, so events that arrived together are
   relayed in one write. Measured against httpx on loopback (``docs/performance.md``):
-  about a third of the CPU time per relayed event and 0.6 ms less added time to first
-  byte.
+  less than half the proxy's CPU time per relayed event and 0.6 ms less added time to
+  first byte.
 * :class:`HttpxUpstream`: httpx's ``AsyncClient``, used when the caller passes an
   ``httpx`` transport to :func:`~.app.create_app` (tests, custom transports).
 
