@@ -34,6 +34,10 @@ from streamrepair.errors import (
     StreamRepairError,
     UnansweredCallsError,
     UnsupportedChunkError,
+    UpstreamBroken,
+    UpstreamError,
+    UpstreamTimeout,
+    UpstreamUnreachable,
 )
 
 # (input, offset of the first impossible character, expected text fragment)
@@ -170,6 +174,10 @@ def _errors() -> list[StreamRepairError]:
         UnansweredCallsError(("c1", "c2")),
         AbortFenceError("no phase"),
         InstallError("bad settings"),
+        UpstreamError("ClientOSError"),
+        UpstreamTimeout("ConnectTimeout"),
+        UpstreamUnreachable("ClientConnectorError"),
+        UpstreamBroken("ServerDisconnectedError"),
     ]
 
 
