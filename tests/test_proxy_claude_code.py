@@ -9,6 +9,12 @@ repaired input through it:
 2. ``Read`` whose input JSON has a trailing comma;
 3. ``Write`` to a markdown-linked path, ``<project>/[out.md](http://out.md)``.
 
+With progressive arguments (``stream_arguments``), the same binary: a ``tool_use`` block
+that was never closed is dropped in every ending, a closed one is run (the ground for
+leaving a rejected streamed call open); a long ``Write`` reaches it piece by piece and
+runs whole; one cut off after half its content went out is never run, and the notice
+reaches the model.
+
 The scripted upstream is the Claude Code harness's ``FakeAnthropic`` (module
 ``ccharness``: the tests folder, or the folder named by ``$STREAMREPAIR_CCHARNESS_DIR``);
 the binary is the npm package ``@anthropic-ai/claude-code-linux-x64`` (``$CLAUDE_BINARY``
@@ -20,8 +26,10 @@ binary is missing, the test is skipped with the reason.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -118,3 +126,286 @@ def test_without_the_proxy_the_same_calls_fail(tmp_path: Path) -> None:
     assert "could not be parsed as JSON" in results["toolu_comma"].text
     assert not (project / "out.md").exists()
     assert any(p.name.startswith("[out.md]") for p in project.iterdir())  # a nested folder
+
+
+# -- progressive arguments: what Claude Code does with a half-sent call -------------------------
+
+
+class _RawAnthropic:
+    """A scripted Messages API that answers the first main request with raw SSE events
+    (any ending at all) and every later one with ``done``; the ``api`` ``run_claude`` takes."""
+
+    def __init__(self, harness: ModuleType, events: list[tuple[str, dict[str, object]]]) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import urlsplit
+
+        self.requests: list[object] = []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                body = json.loads(raw) if raw else None
+                split = urlsplit(self.path)
+                api.requests.append(
+                    harness.RecordedRequest(
+                        method="POST",
+                        path=split.path,
+                        query=split.query,
+                        headers={k.lower(): v for k, v in self.headers.items()},
+                        raw=raw,
+                        body=body,
+                        at=time.time(),
+                    )
+                )
+                if split.path.rstrip("/").endswith("count_tokens"):
+                    data = b'{"input_tokens": 10}'
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                main = api.is_main(body)
+                first = main and not any(m.get("role") == "assistant" for m in body["messages"])
+                answer = events if first else _text_events("done" if main else "ok")
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                for name, data in answer:
+                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                    self.wfile.flush()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @staticmethod
+    def is_main(body: object) -> bool:
+        return isinstance(body, dict) and bool(body.get("tools"))
+
+    def snapshot(self) -> list[object]:
+        return list(self.requests)
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _start() -> tuple[str, dict[str, object]]:
+    usage = {"input_tokens": 10, "output_tokens": 1}
+    message = {
+        "id": "msg_raw",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+    }
+    message.update(content=[], stop_reason=None, stop_sequence=None, usage=usage)
+    return "message_start", {"type": "message_start", "message": message}
+
+
+def _end(reason: str) -> list[tuple[str, dict[str, object]]]:
+    delta = {"stop_reason": reason, "stop_sequence": None}
+    return [
+        ("message_delta", {"type": "message_delta", "delta": delta, "usage": {"output_tokens": 9}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+
+
+def _text_block(index: int, text: str) -> list[tuple[str, dict[str, object]]]:
+    start = {"type": "content_block_start", "index": index}
+    return [
+        ("content_block_start", {**start, "content_block": {"type": "text", "text": ""}}),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "text_delta", "text": text},
+            },
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": index}),
+    ]
+
+
+def _text_events(text: str) -> list[tuple[str, dict[str, object]]]:
+    return [_start(), *_text_block(0, text), *_end("end_turn")]
+
+
+def _tool_block(
+    index: int, name: str, tool_id: str, partial: str, *, closed: bool
+) -> list[tuple[str, dict[str, object]]]:
+    block = {"type": "tool_use", "id": tool_id, "name": name, "input": {}}
+    out: list[tuple[str, dict[str, object]]] = [
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": block},
+        )
+    ]
+    for i in range(0, len(partial), 40):
+        delta = {"type": "input_json_delta", "partial_json": partial[i : i + 40]}
+        out.append(
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+        )
+    if closed:
+        out.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    return out
+
+
+def _raw_run(
+    harness: ModuleType, tmp: Path, name: str, build: object
+) -> tuple[object, Path, list[object]]:
+    project = tmp / name / "project"
+    project.mkdir(parents=True)
+    (project / "notes.md").write_text("NOTES-LINE-1\n")
+    events = build(project)
+    api = _RawAnthropic(harness, events)
+    try:
+        run = harness.run_claude(
+            api, project=project, home=tmp / name / "home", permission_mode="bypassPermissions"
+        )
+    finally:
+        api.close()
+    main = [r for r in api.requests if getattr(r, "is_messages", False) and api.is_main(r.body)]
+    return run, project, main
+
+
+NOTICE = "[streamrepair: Write was not executed; status: not_started; reason: cut_off]"
+
+
+def _half_write(project: Path) -> str:
+    return f'{{"file_path":"{project}/out.md","content":"line one\\nline two, and then the'
+
+
+def test_claude_code_drops_a_tool_use_block_that_was_never_closed(tmp_path: Path) -> None:
+    """Measured in the real binary, the ground the Anthropic relay's choice stands on: a
+    ``tool_use`` block that was never closed is dropped (nothing runs, nothing is echoed
+    back), with a notice block after it and ``max_tokens``, and also next to a complete
+    call with ``tool_use``; a closed one with the same half-written input is run (here it
+    fails Claude Code's JSON parse). So a streamed call that ends rejected is left open."""
+    harness = _harness()
+    run, project, main = _raw_run(
+        harness,
+        tmp_path,
+        "open-notice-max-tokens",
+        lambda p: [
+            _start(),
+            *_tool_block(0, "Write", "toolu_half", _half_write(p), closed=False),
+            *_text_block(1, NOTICE),
+            *_end("max_tokens"),
+        ],
+    )
+    assert not (project / "out.md").exists()
+    assert run.tool_results() == []
+    echoed = [m for m in main[1].body["messages"] if m["role"] == "assistant"]
+    assert [b["type"] for b in echoed[0]["content"]] == ["text"]  # the notice, no tool_use
+    assert NOTICE in echoed[0]["content"][0]["text"]
+
+    run, project, main = _raw_run(
+        harness,
+        tmp_path,
+        "open-next-to-a-complete-call",
+        lambda p: [
+            _start(),
+            *_tool_block(0, "Write", "toolu_half", _half_write(p), closed=False),
+            *_tool_block(
+                1, "Read", "toolu_read", json.dumps({"file_path": f"{p}/notes.md"}), closed=True
+            ),
+            *_text_block(2, NOTICE),
+            *_end("tool_use"),
+        ],
+    )
+    assert not (project / "out.md").exists()
+    results = run.tool_results()
+    assert [r.tool_use_id for r in results] == ["toolu_read"]
+    assert "NOTES-LINE-1" in results[0].text
+
+    run, project, main = _raw_run(
+        harness,
+        tmp_path,
+        "closed-max-tokens",
+        lambda p: [
+            _start(),
+            *_tool_block(0, "Write", "toolu_half", _half_write(p), closed=True),
+            *_end("max_tokens"),
+        ],
+    )
+    results = run.tool_results()
+    assert [r.tool_use_id for r in results] == ["toolu_half"]  # a closed block is run
+    assert "could not be parsed as JSON" in results[0].text
+
+
+def _progressive_run(
+    harness: ModuleType, tmp: Path, name: str, turn: object
+) -> tuple[object, Path, list[dict[str, object]]]:
+    project = tmp / name / "project"
+    project.mkdir(parents=True)
+    with harness.FakeAnthropic([turn(project)], delay=0.002) as api:
+        config = ProxyConfig(upstream=api.url, stream_arguments=True, access_log=False)
+        with serving(create_app(config)) as url:
+            run = harness.run_claude(
+                api,
+                project=project,
+                home=tmp / name / "home",
+                permission_mode="bypassPermissions",
+                args=["--include-partial-messages"],
+                env={"ANTHROPIC_BASE_URL": url},
+                timeout=180,
+            )
+    partial = [
+        e["event"]["delta"]["partial_json"]
+        for e in run.events
+        if e.get("type") == "stream_event"
+        and e["event"].get("type") == "content_block_delta"
+        and e["event"]["delta"].get("type") == "input_json_delta"
+    ]
+    return run, project, partial
+
+
+LONG_CONTENT = "".join(f"line {n}: streamed to Claude Code as it came\n" for n in range(80))
+
+
+def test_claude_code_gets_a_long_write_as_it_streams_and_runs_it_whole(tmp_path: Path) -> None:
+    harness = _harness()
+
+    def turn(project: Path) -> object:
+        raw = json.dumps({"file_path": f"{project}/out.md", "content": LONG_CONTENT})
+        return harness.tool_turn("Write", raw, parts=60, id="toolu_long")
+
+    _, project, partial = _progressive_run(harness, tmp_path, "long", turn)
+    assert (project / "out.md").read_text() == LONG_CONTENT
+    assert len(partial) > 30  # the input reached Claude Code piece by piece
+    assert json.loads("".join(partial)) == {
+        "file_path": f"{project}/out.md",
+        "content": LONG_CONTENT,
+    }
+
+
+def test_claude_code_never_runs_a_streamed_write_that_was_cut_off(tmp_path: Path) -> None:
+    harness = _harness()
+
+    def turn(project: Path) -> object:
+        raw = json.dumps({"file_path": f"{project}/out.md", "content": LONG_CONTENT})
+        cut = raw[: len(raw) // 2]
+        return harness.Turn(
+            tool_calls=(harness.ToolCall("Write", harness.split_text(cut, 30), "toolu_cut"),),
+            stop_reason="max_tokens",
+        )
+
+    run, project, partial = _progressive_run(harness, tmp_path, "cut", turn)
+    assert len(partial) > 10
+    assert "line 1" in "".join(partial)
+    assert not (project / "out.md").exists()  # and nothing was written
+    assert run.tool_results() == []
+    follow = run.main_requests[1].body["messages"]
+    echoed = next(m for m in follow if m["role"] == "assistant")["content"]
+    assert [b["type"] for b in echoed] == ["text"]
+    assert "[streamrepair: Write was not executed" in echoed[0]["text"]

@@ -89,6 +89,16 @@ def add_proxy_options(parser: argparse.ArgumentParser) -> None:
         "it (default: off)",
     )
     group.add_argument(
+        "--stream-arguments",
+        action="store_true",
+        default=None,
+        help="stream the first tool call's arguments as they become final (a growing "
+        "write_file stays visible), on Anthropic Messages and Responses; a call that ends "
+        "cut off is then left unclosed, never runnable. Chat Completions calls are always "
+        "held. A request's x-streamrepair-stream-arguments header (on or off) overrides it "
+        "(default: off)",
+    )
+    group.add_argument(
         "--no-access-log", action="store_true", help="do not print one JSON line per request"
     )
 
@@ -101,6 +111,7 @@ def _config_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         ("connect_timeout", "connect_timeout"),
         ("read_timeout", "read_timeout"),
         ("text_tool_calls", "text_tool_calls"),
+        ("stream_arguments", "stream_arguments"),
     ):
         value = getattr(args, option, None)
         if value is not None:

@@ -30,6 +30,7 @@ if _typing.TYPE_CHECKING:
         DEFAULT_MAX_REQUEST_BYTES,
         DEFAULT_READ_TIMEOUT,
         FIXES_HEADER,
+        STREAM_ARGUMENTS_HEADER,
         TEXT_CALLS_HEADER,
         ProxyConfig,
         create_app,
@@ -37,6 +38,7 @@ if _typing.TYPE_CHECKING:
     from .chat import ChatRelay
     from .fixes import RequestFixes, fix_request, referenced_calls
     from .metrics import MAX_LABEL_VALUES, ProxyMetrics
+    from .progressive import ProgressiveArguments, streamable_fields
     from .relay import (
         MAX_HELD_EVENTS,
         NOTICE_PREFIX,
@@ -88,6 +90,9 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_TTL": "store",
     "FIXES_HEADER": "app",
     "TEXT_CALLS_HEADER": "app",
+    "STREAM_ARGUMENTS_HEADER": "app",
+    "ProgressiveArguments": "progressive",
+    "streamable_fields": "progressive",
     "HeldArguments": "relay",
     "MAX_LABEL_VALUES": "metrics",
     "MAX_HELD_EVENTS": "relay",
@@ -133,6 +138,7 @@ __all__ = [
     "MAX_HELD_EVENTS",
     "MAX_LABEL_VALUES",
     "NOTICE_PREFIX",
+    "STREAM_ARGUMENTS_HEADER",
     "TEXT_CALLS_HEADER",
     "AiohttpUpstream",
     "AnthropicRelay",
@@ -143,6 +149,7 @@ __all__ = [
     "HeldArguments",
     "HttpxUpstream",
     "MemoryStore",
+    "ProgressiveArguments",
     "ProxyConfig",
     "ProxyMetrics",
     "RedisStore",
@@ -165,6 +172,7 @@ __all__ = [
     "open_store",
     "referenced_calls",
     "sse_event",
+    "streamable_fields",
     "usable_tools",
 ]
 

@@ -39,6 +39,10 @@ class AnthropicRelay(Relay):
     """Anthropic Messages: see the module docstring."""
 
     protocol: ClassVar[ApiProtocol] = ApiProtocol.ANTHROPIC
+    #: Measured in Claude Code 2.1.332: a ``tool_use`` block never closed is dropped, in
+    #: every ending; a closed one is run (after a JSON parse). A rejected streamed call is
+    #: left unclosed.
+    progressive: ClassVar[bool] = True
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -56,6 +60,7 @@ class AnthropicRelay(Relay):
         self._pending: dict[int, dict[str, Any]] = {}  # started upstream, not yet here
         self._open: tuple[int | None, str, int] | None = None  # (upstream, kind, index)
         self._after: list[tuple[bool, str]] = []  # the other kind's text, after the block
+        self._streamed_index: int | None = None  # the client index of the streamed call
 
     def _chunk(
         self,
@@ -199,6 +204,19 @@ class AnthropicRelay(Relay):
     def _ends(self, chunk: dict[str, Any]) -> bool:
         return chunk.get("type") == "message_stop"
 
+    def _send_arguments(self, call_id: str, name: str, text: str, out: list[bytes]) -> None:
+        if self._streamed_index is None:
+            self._close_open(out)
+            start = dict(self._starts.get(call_id) or {"type": "tool_use"})
+            start.update(id=call_id, name=name, input={})
+            self._streamed_index = self._next
+            self._next += 1
+            out.append(
+                _event("content_block_start", index=self._streamed_index, content_block=start)
+            )
+        delta = {"type": "input_json_delta", "partial_json": text}
+        out.append(_event("content_block_delta", index=self._streamed_index, delta=delta))
+
     def _start(self, chunk: dict[str, Any]) -> str | None:
         """A ``message_start`` whose ``content`` is already filled in (the response after
         programmatic tool calling): its ``tool_use`` blocks are withheld like streamed ones
@@ -240,12 +258,21 @@ class AnthropicRelay(Relay):
 
     def _final(self, done: Done) -> list[bytes]:
         out: list[bytes] = []
+        streamed = self._streamed_ready()
+        if streamed is not None:  # the streamed call is ready: its rest, and its end
+            _, rest = streamed
+            if rest:
+                delta = {"type": "input_json_delta", "partial_json": rest}
+                out.append(_event("content_block_delta", index=self._streamed_index, delta=delta))
+            out.append(_event("content_block_stop", index=self._streamed_index))
+        # (A streamed call that was rejected stays unclosed: never runnable.)
+        out.extend(self._behind)
         for reasoning, text in self._late_pieces():  # held by the text-call stage
             self._put(out, reasoning, text, None)
         self._close_open(out)
         index = self._next
         for verdict in self.verdicts:
-            if not isinstance(verdict, ToolCallReady):
+            if not isinstance(verdict, ToolCallReady) or verdict.call_id == self.streamed:
                 continue
             start = dict(self._starts.get(verdict.origin_id) or {"type": "tool_use"})
             start.update(id=verdict.call_id, name=verdict.name, input={})

@@ -67,6 +67,7 @@ __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_READ_TIMEOUT",
     "FIXES_HEADER",
+    "STREAM_ARGUMENTS_HEADER",
     "TEXT_CALLS_HEADER",
     "ProxyConfig",
     "create_app",
@@ -84,6 +85,9 @@ FIXES_HEADER: Final = "x-streamrepair-request-fixes"
 #: Request header that sets text tool calls for one request: a format name, ``auto``, or
 #: ``off`` (never sent upstream).
 TEXT_CALLS_HEADER: Final = "x-streamrepair-text-tool-calls"
+#: Request header that turns progressive arguments on or off for one request (``on`` or
+#: ``off``; never sent upstream).
+STREAM_ARGUMENTS_HEADER: Final = "x-streamrepair-stream-arguments"
 
 _HOP_BY_HOP: Final = frozenset(
     {
@@ -130,6 +134,11 @@ class ProxyConfig:
     requests that declare ``tools`` (a server without a tool parser) and sends them as
     calls; a request's ``x-streamrepair-text-tool-calls`` header (a format, ``auto`` or
     ``off``) overrides it for that request.
+
+    ``stream_arguments`` (default False) streams the first tool call's arguments as they
+    become final, on Anthropic Messages and Responses (Chat Completions calls are always
+    held: no client can be kept from running a half-sent one); a request's
+    ``x-streamrepair-stream-arguments`` header (``on`` or ``off``) overrides it.
     """
 
     upstream: str
@@ -143,6 +152,7 @@ class ProxyConfig:
     access_log: bool = True
     telemetry: TelemetryLog | None = None
     text_tool_calls: str | None = None
+    stream_arguments: bool = False
 
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
@@ -268,7 +278,7 @@ class _Proxy:
 
     def _headers(self, request: Request, protocol: ApiProtocol | None) -> list[tuple[str, str]]:
         drop = set(_HOP_BY_HOP)
-        drop.add(TEXT_CALLS_HEADER)
+        drop.update((TEXT_CALLS_HEADER, STREAM_ARGUMENTS_HEADER))
         extra: list[tuple[str, str]] = []
         if self.config.token is not None:
             _, where = self._presented(request)
@@ -327,6 +337,7 @@ class _Proxy:
         info["request_bytes"] = len(body)
         try:
             text_calls = self._text_calls(request)
+            stream_arguments = self._stream_arguments(request)
         except ValueError as exc:
             response = JSONResponse(
                 _error_body(protocol, 400, str(exc), "invalid_request_error"), status_code=400
@@ -365,9 +376,11 @@ class _Proxy:
             message = f"upstream unreachable: {exc.kind}"
             return self._upstream_failed(protocol, 502, message, info, started)
         info["upstream_status"] = answer.status
-        relay = self._relay_for(protocol, parsed, answer, text_calls)
+        relay = self._relay_for(protocol, parsed, answer, text_calls, stream_arguments)
         if relay is not None and relay.text_calls:
             info["text_tool_calls"] = text_calls
+        if relay is not None and relay.stream_arguments:
+            info["stream_arguments"] = True
         drop = set(_HOP_BY_HOP)
         if relay is not None:
             drop.add("content-encoding")
@@ -414,12 +427,26 @@ class _Proxy:
             return None
         return TextCallFormat.parse(value).value
 
+    def _stream_arguments(self, request: Request) -> bool:
+        """Whether this request streams arguments: its header, else the config's.
+        ``ValueError`` for a header that is neither on nor off."""
+        value = request.headers.get(STREAM_ARGUMENTS_HEADER)
+        if value is None:
+            return self.config.stream_arguments
+        word = value.strip().lower()
+        if word in ("on", "1", "true", "yes"):
+            return True
+        if word in ("off", "0", "false", "no"):
+            return False
+        raise ValueError(f"{STREAM_ARGUMENTS_HEADER} must be on or off, not {value!r}")
+
     def _relay_for(
         self,
         protocol: ApiProtocol | None,
         parsed: dict[str, Any] | None,
         answer: UpstreamResponse,
         text_calls: str | None = None,
+        stream_arguments: bool = False,
     ) -> Relay | None:
         if protocol is None or parsed is None or parsed.get("stream") is not True:
             return None
@@ -439,6 +466,7 @@ class _Proxy:
             # Only for a request that declares tools: a call for a client that offered
             # none could not be run, and its markup is then text as the model wrote it.
             text_tool_calls=text_calls if tools else None,
+            stream_arguments=stream_arguments,
         )
 
     def _upstream_failed(

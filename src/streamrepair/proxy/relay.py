@@ -25,11 +25,14 @@ which calls are ready) and to the protocol's rewriter, which decides what the cl
   was withheld, then the withheld end with the stop reason the emitted calls imply.
 
 What one call's arguments look like on the wire is decided by its
-:class:`ArgumentEmitter`. :class:`HeldArguments` (the only one today) sends nothing
-while the call streams and the whole canonical JSON when it is judged ready; a
-progressive emitter (built on the assembler's per-feed changes) would return text from
-:meth:`ArgumentEmitter.feed` as soon as it is final, never bytes it would have to take
-back.
+:class:`ArgumentEmitter`. :class:`HeldArguments` sends nothing while the call streams and
+the whole JSON when it is judged ready. With ``stream_arguments``, on the protocols that
+can leave a half-sent call unrunnable (:attr:`Relay.progressive`: Anthropic, Responses),
+the response's first call gets a :class:`~.progressive.ProgressiveArguments`, which
+returns text from :meth:`ArgumentEmitter.feed` as soon as it is final, never bytes it
+would have to take back; once that call is on the wire everything else the response
+sends waits behind it until the end, and if it ends rejected its block or item is never
+closed (each relay's ``_final``).
 
 Text calls (``text_tool_calls``): the stream core reads tool calls the model wrote as text
 (a server without a tool parser). The text the client gets is then the text the stage
@@ -61,6 +64,7 @@ from ..events import (
     ToolCallDelta,
     ToolCallReady,
     ToolCallRejected,
+    ToolCallStarted,
 )
 from ..providers.normalizer import Provider
 from ..schema.report import RepairNote
@@ -263,14 +267,22 @@ class ArgumentEmitter(Protocol):
     """How one call's argument text goes out. The relay calls :meth:`feed` with each
     piece the model streamed and :meth:`finish` once the call is judged ready; all the
     text they return, joined, must be the JSON that is sent for the call (and nothing
-    returned may ever need to be taken back)."""
+    returned may ever need to be taken back). :class:`HeldArguments` returns nothing
+    before the verdict; :class:`~.progressive.ProgressiveArguments` returns what is final
+    as it comes."""
+
+    @property
+    def sent(self) -> str:
+        """Everything :meth:`feed` returned so far."""
+        ...
 
     def feed(self, delta: ToolCallDelta) -> str:
         """Text that is final already and may be sent now ("" to wait)."""
         ...
 
-    def finish(self, ready: ToolCallReady) -> str:
-        """The rest of the text, now that the call is ready."""
+    def finish(self, ready: ToolCallReady) -> str | None:
+        """The rest of the text, now that the call is ready; None when the finished
+        value does not continue what was sent (the call is then withheld)."""
         ...
 
 
@@ -340,14 +352,20 @@ class Relay:
     :meth:`_final` (the end, once every call is judged).
 
     ``tools`` is the request's tool list (the schemas; unknown names rejected);
-    ``max_argument_chars`` bounds each call's argument text; ``emitter`` makes one
-    :class:`ArgumentEmitter` per call. ``text_tool_calls`` (``"auto"`` or a
+    ``max_argument_chars`` bounds each call's argument text; ``emitter`` makes the
+    :class:`ArgumentEmitter` of each held call. ``text_tool_calls`` (``"auto"`` or a
     :class:`~streamrepair.TextCallFormat`) reads tool calls the model wrote as text in
     its content or reasoning (a server without a tool parser): the client then gets the
     text with the markup removed, and the calls as calls (module docstring).
+    ``stream_arguments`` streams the first call's arguments as they become final
+    (:class:`~.progressive.ProgressiveArguments`) on the protocols that can leave a
+    half-sent call unrunnable (:attr:`progressive`); elsewhere it changes nothing.
     """
 
     protocol: ClassVar[ApiProtocol]
+    #: Whether a call whose arguments went out before its verdict can still be left
+    #: unrunnable when it is rejected (``docs/proxy.md``, "Progressive arguments").
+    progressive: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -356,14 +374,26 @@ class Relay:
         max_argument_chars: int = DEFAULT_MAX_SIZE,
         emitter: type[HeldArguments] = HeldArguments,
         text_tool_calls: TextCallFormat | str | None = None,
+        stream_arguments: bool = False,
     ) -> None:
+        tools = list(tools) if tools is not None else None
+        #: Whether the first call's arguments stream before its verdict.
+        self.stream_arguments = stream_arguments and self.progressive
         self.stream = ToolCallStream(
             provider=self.protocol.provider,
             tools=tools,
             max_size=max_argument_chars,
-            previews=False,
+            previews=self.stream_arguments,  # the changes the progressive emitter reads
             text_tool_calls=text_tool_calls,
         )
+        self._schemas: dict[str, Any] = (
+            tool_schemas(tools) if tools and self.stream_arguments else {}
+        )
+        # The call whose arguments are on the wire before its verdict (at most one, the
+        # response's first), what was held behind it, and the rest of its text.
+        self.streamed: str | None = None
+        self._behind: list[bytes] = []
+        self._rest: str | None = None
         #: Whether text is the text-call stage's (markup removed) instead of the upstream's.
         self.text_calls = text_tool_calls is not None
         # Text the stage released for the chunk being rewritten, and text released where
@@ -372,7 +402,7 @@ class Relay:
         self._late: list[TextDelta | ReasoningDelta] = []
         self._sse = SSEDecoder(comments=True)
         self._emitter = emitter
-        self.emitters: dict[str, HeldArguments] = {}
+        self.emitters: dict[str, ArgumentEmitter] = {}
         self.tail = _Tail()
         self.ended = False
         # The event that ended the stream, read by the stream core only when the verdicts
@@ -520,30 +550,67 @@ class Relay:
             # event the client's SDK can read instead of bytes that would crash it.
             self._fail(f"the upstream sent a chunk that is not a JSON object: {text[:120]!r}")
             return
+        # Behind a call on the wire, the other blocks wait (one block at a time).
+        target = out if self.streamed is None else self._behind
         if self._ends(chunk):
-            self._chunk(event.event, event.data, chunk, [], out)  # holds it
+            self._chunk(event.event, event.data, chunk, [], target)  # holds it
             self._end = chunk
             self.ended = True
             return
         events = self.stream.feed_chunk(chunk)
         if self.text_calls:
             self._released = [e for e in events if type(e) in _TEXT_EVENTS]  # type: ignore[misc]
-            self._chunk(event.event, event.data, chunk, events, out)
+            self._chunk(event.event, event.data, chunk, events, target)
             if self._released:  # the chunk could not carry it: it goes out at the end
                 self._late.extend(self._released)
                 self._released = []
         else:
-            self._chunk(event.event, event.data, chunk, events, out)
-        for item in events:
-            if isinstance(item, ToolCallReady | ToolCallRejected):
-                self._verdicts.append(item)  # a spliced message_start rejects mid-stream
-            elif isinstance(item, ToolCallDelta):
-                emitter = self.emitters.get(item.call_id)
-                if emitter is None:
-                    emitter = self.emitters[item.call_id] = self._emitter()
-                emitter.feed(item)  # held: nothing to send before the verdict
+            self._chunk(event.event, event.data, chunk, events, target)
+        self._calls(events, out)
+        if len(self._behind) > MAX_HELD_EVENTS:
+            self._fail(f"more than {MAX_HELD_EVENTS} events waited behind a streamed call")
+            return
         if self.stream.done is not None:
             self._ended(events)
+
+    def _calls(self, events: Iterable[StreamEvent], out: list[bytes]) -> None:
+        """The call events of one chunk: verdicts kept, arguments to their emitter (and
+        out, when the emitter streams them)."""
+        for item in events:
+            kind = type(item)
+            if kind is ToolCallDelta:
+                assert isinstance(item, ToolCallDelta)
+                emitter = self.emitters.get(item.call_id)
+                if emitter is None:
+                    emitter = self._new_emitter(item.call_id, item.name)
+                text = emitter.feed(item)
+                if text:
+                    self.streamed = item.call_id
+                    self._send_arguments(item.call_id, item.name, text, out)
+            elif kind is ToolCallStarted:
+                assert isinstance(item, ToolCallStarted)
+                if item.call_id not in self.emitters:
+                    self._new_emitter(item.call_id, item.name)
+            elif isinstance(item, ToolCallReady | ToolCallRejected):
+                self._verdicts.append(item)  # a spliced message_start rejects mid-stream
+
+    def _new_emitter(self, call_id: str, name: str) -> ArgumentEmitter:
+        """The first call of the response streams its arguments (with
+        ``stream_arguments``, a tool whose schema is known); every other is held, so that
+        the calls keep their order."""
+        emitter: ArgumentEmitter
+        if self.stream_arguments and not self.emitters and name in self._schemas:
+            from .progressive import ProgressiveArguments, streamable_fields
+
+            emitter = ProgressiveArguments(streamable_fields(self._schemas[name]))
+        else:
+            emitter = self._emitter()
+        self.emitters[call_id] = emitter
+        return emitter
+
+    def _send_arguments(self, call_id: str, name: str, text: str, out: list[bytes]) -> None:
+        """Send argument text of the streamed call (its block or item begun first)."""
+        raise NotImplementedError  # only the progressive protocols stream
 
     def _ends(self, chunk: dict[str, Any]) -> bool:
         """Whether ``chunk`` ends the response (the protocol's last event, which the
@@ -556,16 +623,41 @@ class Relay:
             return
         end = self._end
         self._end = None
+        # (Argument text the end still brings, a text call's last piece say, goes out
+        # with the verdict: a streamed call's emitter completes it in finish().)
         events = self.stream.feed(end) if isinstance(end, bytes) else self.stream.feed_chunk(end)
-        for item in events:
-            if isinstance(item, ToolCallDelta):
-                emitter = self.emitters.get(item.call_id)
-                if emitter is None:
-                    emitter = self.emitters[item.call_id] = self._emitter()
-                emitter.feed(item)
         if self.stream.done is None:  # cannot happen for the end events named; be safe
             events += self.stream.finish()
         self._ended(events, texts=True)
+
+    def _judge_streamed(self) -> None:
+        """The streamed call's verdict: ready, its rest of text is known; if its
+        finished value does not continue what was sent, it is withheld after all."""
+        call_id = self.streamed
+        if call_id is None:
+            return
+        for k, verdict in enumerate(self._verdicts):
+            if verdict.call_id != call_id or not isinstance(verdict, ToolCallReady):
+                continue
+            rest = self.emitters[call_id].finish(verdict)
+            if rest is not None:
+                self._rest = rest
+                return
+            self._verdicts[k] = ToolCallRejected(
+                call_id=verdict.call_id,
+                index=verdict.index,
+                name=verdict.name,
+                reason=RejectReason.INVALID,
+                detail=(
+                    "Not executed: part of the arguments had been sent while they streamed, "
+                    "and the finished arguments do not continue that part (a key written "
+                    "twice, or a value changed once it was complete)."
+                ),
+                raw=verdict.raw,
+                kind=verdict.kind,
+                origin_id=verdict.origin_id,
+            )
+            return
 
     def _ended(self, events: Iterable[StreamEvent], *, texts: bool = False) -> None:
         """The stream core is done. ``texts``: ``events`` came from no chunk the
@@ -577,6 +669,7 @@ class Relay:
         if texts and self.text_calls:
             self._late.extend(e for e in events if type(e) in _TEXT_EVENTS)  # type: ignore[misc]
         self.ended = True
+        self._judge_streamed()
 
     def _take(self) -> tuple[str, str]:
         """(text, reasoning) the stage released for the chunk being rewritten."""
@@ -603,10 +696,21 @@ class Relay:
         self.tail.events.append(event)
 
     def _arguments(self, ready: ToolCallReady) -> str:
+        """The argument text of a held ready call."""
         emitter = self.emitters.get(ready.origin_id)
-        if emitter is None or ready.call_id != ready.origin_id:
+        if emitter is None or ready.call_id != ready.origin_id or ready.call_id == self.streamed:
             emitter = self._emitter()
-        return emitter.finish(ready)
+        text = emitter.finish(ready)
+        return text if text is not None else argument_text(ready)
+
+    def _streamed_ready(self) -> tuple[ToolCallReady, str] | None:
+        """The streamed call and the rest of its text, when it is ready."""
+        if self.streamed is None or self._rest is None:
+            return None
+        for verdict in self._verdicts:
+            if verdict.call_id == self.streamed and isinstance(verdict, ToolCallReady):
+                return verdict, self._rest
+        return None
 
     def _chunk(
         self,

@@ -90,6 +90,10 @@ class ResponsesRelay(Relay):
     """OpenAI Responses: see the module docstring."""
 
     protocol: ClassVar[ApiProtocol] = ApiProtocol.RESPONSES
+    #: A function call is one when its ``output_item.done`` comes (Codex runs only those;
+    #: the terminal ``response.output`` lists only calls sent whole): a rejected streamed
+    #: call never gets one.
+    progressive: ClassVar[bool] = True
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -105,6 +109,8 @@ class ResponsesRelay(Relay):
         self._by_id: dict[str, _TextItem] = {}
         self._extra: list[dict[str, Any]] = []
         self._extra_count = 0
+        self._streamed_item: dict[str, Any] | None = None  # the streamed call's item
+        self._streamed_index = 0
 
     def _number(self, chunk: dict[str, Any]) -> dict[str, Any] | None:
         """The chunk with the next sequence number, or None when it already has it."""
@@ -335,14 +341,57 @@ class ResponsesRelay(Relay):
     def _ends(self, chunk: dict[str, Any]) -> bool:
         return chunk.get("type") in ("response.completed", "response.incomplete")
 
+    def _send_arguments(self, call_id: str, name: str, text: str, out: list[bytes]) -> None:
+        item = self._streamed_item
+        if item is None:
+            base = dict(self._items.get(call_id) or {})
+            item_id = base.get("id") if isinstance(base.get("id"), str) else call_id
+            base.update(id=item_id, type="function_call", call_id=call_id, name=name, arguments="")
+            base["status"] = "in_progress"
+            item = self._streamed_item = base
+            self._streamed_index = self._next
+            self._next += 1
+            self._emit(
+                out, "response.output_item.added", output_index=self._streamed_index, item=item
+            )
+        self._emit(
+            out,
+            "response.function_call_arguments.delta",
+            item_id=item["id"],
+            output_index=self._streamed_index,
+            delta=text,
+        )
+
     def _final(self, done: Done) -> list[bytes]:
         out: list[bytes] = []
+        streamed = self._streamed_ready()
+        first: dict[str, Any] | None = None  # the streamed call's item, when it is sent whole
+        if streamed is not None and self._streamed_item is not None:
+            call, rest = streamed
+            item_id = self._streamed_item["id"]
+            where = {"item_id": item_id, "output_index": self._streamed_index}
+            if rest:
+                self._emit(out, "response.function_call_arguments.delta", **where, delta=rest)
+            arguments = self.emitters[call.call_id].sent + rest
+            self._emit(
+                out,
+                "response.function_call_arguments.done",
+                **where,
+                arguments=arguments,
+                name=call.name,
+            )
+            first = {**self._streamed_item, "status": "completed", "arguments": arguments}
+            self._emit(
+                out, "response.output_item.done", output_index=self._streamed_index, item=first
+            )
+        # (A streamed call that was rejected never gets its .done: never runnable.)
+        out.extend(self._behind)
         for reasoning, text in self._late_pieces():  # held by the text-call stage
             self._extra_item(out, reasoning, text)
         index = self._next
         emitted: list[dict[str, Any]] = []
         for verdict in self.verdicts:
-            if not isinstance(verdict, ToolCallReady):
+            if not isinstance(verdict, ToolCallReady) or verdict.call_id == self.streamed:
                 continue
             arguments = self._arguments(verdict)
             base = dict(self._items.get(verdict.origin_id) or {})
@@ -387,7 +436,7 @@ class ResponsesRelay(Relay):
             stop="completed",
         )
         for name, data in self.tail.events:
-            data, name = self._terminal(data, name, emitted, stop)
+            data, name = self._terminal(data, name, emitted, stop, first)
             out.append(sse_event(data, name))
         return out
 
@@ -405,7 +454,12 @@ class ResponsesRelay(Relay):
         out.append(sse_event(compact_json(chunk), kind))
 
     def _terminal(
-        self, data: str, name: str | None, emitted: list[dict[str, Any]], stop: str | None
+        self,
+        data: str,
+        name: str | None,
+        emitted: list[dict[str, Any]],
+        stop: str | None,
+        first: dict[str, Any] | None = None,
     ) -> tuple[str, str | None]:
         """The terminal event with ``response.output`` listing the items sent and, when
         the calls sent say otherwise than the upstream, ``completed`` (a call was sent:
@@ -427,6 +481,9 @@ class ResponsesRelay(Relay):
             ]
             if self.text_calls:
                 kept = self._client_output(kept)
+            if first is not None:  # where the streamed call went out
+                at = min(self._streamed_index, len(kept))
+                kept = [*kept[:at], first, *kept[at:]]
             output = kept + emitted
             if output != response["output"]:
                 response = {**response, "output": output}

@@ -1,0 +1,278 @@
+"""Progressive arguments: a call's argument text streamed as it becomes final.
+
+Theory of operation
+-------------------
+:class:`ProgressiveArguments` is the :class:`~.relay.ArgumentEmitter` of a call whose
+arguments the relay streams before the call is judged (``--stream-arguments``, on the
+protocols where a half-sent call can be left unrunnable: ``docs/proxy.md``). It reads
+the assembler's per-delta changes (:class:`~streamrepair.ToolCallDelta` ``changes``)
+and returns, from each :meth:`feed`, the canonical JSON text (compact, non-ASCII kept:
+what :func:`~.relay.compact_json` writes) of the part of the value that can no longer
+change; :meth:`finish` returns the rest once the call is ready.
+
+What can no longer change, before the call is judged: the top-level members of the
+argument object, in the order the model wrote them, as long as each is a string the
+tool's schema declares as a plain string (``"type": "string"``, no combinator, a
+``properties`` entry of a root schema without combinators). Such a value passes the
+schema check untouched (validate first, repair only what fails; a string is valid
+there), so its decoded text is final as it arrives (the assembler never takes an
+``Appended`` text back). One rule runs before validation: markdown autolinks are
+unwrapped in path-like fields; a member the check would unwrap in (found by asking the
+check itself, once per field) is sent whole when its string is closed, as the check
+leaves it. The first member that is anything else (a number, an object, a string of
+another field, a key written twice, a new top-level value) ends the streaming: it and
+everything after it are sent by :meth:`finish`.
+
+Invariants:
+
+* **Never a byte taken back.** Everything returned is a prefix of the text
+  :meth:`finish` completes, which parses to the finished value. A key the model wrote
+  twice after its first value was sent is written once more with its final value (JSON's
+  last value wins, as in the model's own text, which a held call sends as written).
+  :meth:`finish` returns None when the finished value does not continue what was sent
+  otherwise (the call must then be withheld: the relay turns it into a rejection),
+  which the rules above make a can't-happen.
+* **Never runnable early.** What has been sent is never valid JSON on its own: the
+  closing ``}`` is only ever sent by :meth:`finish`, and the prefix always ends inside a
+  string (a closed string's quote goes out with the next member), so a client's partial
+  parser that drops unfinished strings never sees a member complete.
+* **Nothing sent, nothing changed.** A call none of whose members could be streamed is
+  sent as :class:`~.relay.HeldArguments` sends it (the model's text when it is valid).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..events import ToolCallDelta, ToolCallReady
+from ..syntax.changes import Appended, Assigned, Closed, KeyRead, Opened, ValueKind
+
+__all__ = ["ProgressiveArguments", "streamable_fields"]
+
+#: Root-schema keywords that can make a member's fate depend on others: no streaming.
+_ROOT_BLOCKERS: Final = frozenset(
+    {
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "$ref",
+        "$dynamicRef",
+        "dependentSchemas",
+        "patternProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+    }
+)
+#: Property keywords beyond which a string's treatment is not plain.
+_FIELD_BLOCKERS: Final = frozenset(
+    {"allOf", "anyOf", "oneOf", "not", "if", "then", "else", "$ref", "$dynamicRef"}
+)
+#: What the schema check unwraps in a path-like field (the probe of ``_path_like``).
+_AUTOLINK_PROBE: Final = "[probe.md](http://probe.md)"
+
+
+def _escape(text: str) -> str:
+    """``text`` as the inside of a JSON string (what ``compact_json`` writes)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _key(key: str) -> str:
+    return json.dumps(key, ensure_ascii=False)
+
+
+def _path_like(key: str, field: Mapping[str, Any]) -> bool:
+    """Whether the schema check unwraps markdown autolinks in field ``key``: asked of the
+    check itself, on a one-field schema."""
+    from ..schema.rules import repair_arguments  # jsonschema: only with streaming on
+
+    schema = {"type": "object", "properties": {key: dict(field)}}
+    result = repair_arguments({key: _AUTOLINK_PROBE}, schema)
+    value = result.value.get(key) if isinstance(result.value, dict) else None
+    return value != _AUTOLINK_PROBE
+
+
+def streamable_fields(schema: Any) -> dict[str, tuple[bool, Mapping[str, Any]]]:
+    """The top-level fields of a tool's argument ``schema`` whose string values pass the
+    schema check as they are: ``{key: (path_like, field schema)}``; ``{}`` when the schema
+    is not a plain object schema. A path-like field (one the check unwraps markdown
+    autolinks in) is streamed only once its string is closed."""
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        return {}
+    if _ROOT_BLOCKERS & schema.keys():
+        return {}
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return {}
+    out: dict[str, tuple[bool, Mapping[str, Any]]] = {}
+    for key, field in properties.items():
+        if (
+            isinstance(key, str)
+            and isinstance(field, Mapping)
+            and field.get("type") == "string"
+            and not (_FIELD_BLOCKERS & field.keys())
+        ):
+            out[key] = (_path_like(key, field), field)
+    return out
+
+
+class ProgressiveArguments:
+    """Stream one call's arguments as canonical JSON of what is final (module
+    docstring). ``fields`` is what :func:`streamable_fields` gives for the call's tool."""
+
+    __slots__ = ("_buffer", "_current", "_fields", "_members", "_pieces", "_repeated", "_stopped")
+
+    def __init__(self, fields: Mapping[str, tuple[bool, Mapping[str, Any]]]) -> None:
+        self._fields = fields
+        self._pieces: list[str] = []  # the text sent
+        # (key, pieces of its decoded value sent, closed) of each member sent
+        self._members: list[tuple[str, list[str], list[bool]]] = []
+        self._current: str | None = None  # the member whose string is being read
+        self._buffer: list[str] | None = None  # a path-like member's text until closed
+        self._repeated: str | None = None  # a key sent, then written again by the model
+        self._stopped = not fields
+
+    @property
+    def sent(self) -> str:
+        """Everything returned so far."""
+        return "".join(self._pieces)
+
+    @property
+    def streaming(self) -> bool:
+        """Whether anything has been returned (the call is then on the wire)."""
+        return bool(self._pieces)
+
+    def feed(self, delta: ToolCallDelta) -> str:
+        if self._stopped:
+            return ""
+        out: list[str] = []
+        for change in delta.changes:
+            if not self._change(change, out):
+                self._stopped = True
+                break
+        text = "".join(out)
+        if text:
+            self._pieces.append(text)
+        return text
+
+    def finish(self, ready: ToolCallReady) -> str | None:
+        """The rest of the text; None when the finished value does not continue what
+        was sent (nothing sent: the whole text, as :class:`~.relay.HeldArguments`)."""
+        if not self._members:
+            from .relay import argument_text
+
+            return argument_text(ready)
+        value = ready.arguments
+        if ready.kind != "function" or not isinstance(value, dict):
+            return None
+        rest: list[str] = []
+        done: set[str] = set()  # members sent whose final value is what was sent
+        last = len(self._members) - 1
+        for k, (key, pieces, closed) in enumerate(self._members):
+            final = value.get(key)
+            sent = "".join(pieces)
+            if final == sent:
+                done.add(key)
+            elif k == last and not closed[0] and isinstance(final, str) and final.startswith(sent):
+                rest.append(_escape(final[len(sent) :]))
+                done.add(key)
+            elif key != self._repeated:
+                return None  # a sent value changed: never expected, never papered over
+        rest.append('"')
+        # The members not sent; and a key the model wrote twice, once more with its final
+        # value (JSON's last one wins, as it does in the model's own text).
+        for name, final in value.items():
+            if name not in done:
+                rest.append(f",{_key(name)}:{json.dumps(final, ensure_ascii=False)}")
+        rest.append("}")
+        return "".join(rest)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _change(self, change: Any, out: list[str]) -> bool:
+        """Apply one change; False ends the streaming."""
+        kind = type(change)
+        if kind is KeyRead:
+            return True
+        path = change.path
+        if not path:
+            if kind is Opened:
+                return bool(change.kind is ValueKind.OBJECT and not self._members)
+            return kind is Closed  # the closing brace waits for finish(); Reset, Assigned stop
+        if len(path) != 1:
+            return False
+        key = path[0]
+        if kind is Appended:
+            if key != self._current:
+                return False
+            self._append(change.text, out)
+            return True
+        if kind is Closed:
+            return key == self._current and self._close(out)
+        if not isinstance(key, str) or key not in self._fields or self._current is not None:
+            return False
+        if any(member[0] == key for member in self._members):
+            self._repeated = key  # written twice: the later value replaces the earlier one
+            return False
+        if kind is Opened:
+            if change.kind is not ValueKind.STRING:
+                return False
+            self._open(key, out)
+            return True
+        if kind is Assigned and isinstance(change.value, str):
+            self._open(key, out)
+            self._append(change.value, out)
+            return self._close(out)
+        return False
+
+    def _head(self, key: str) -> str:
+        # The previous member's closing quote went out with nothing: it goes now.
+        return ('",' if self._members else "{") + _key(key) + ':"'
+
+    def _open(self, key: str, out: list[str]) -> None:
+        self._current = key
+        if self._fields[key][0]:
+            self._buffer = []  # path-like: sent whole when closed
+        else:
+            out.append(self._head(key))
+            self._members.append((key, [], [False]))
+
+    def _append(self, text: str, out: list[str]) -> None:
+        if self._buffer is not None:
+            self._buffer.append(text)
+        elif text:
+            out.append(_escape(text))
+            self._members[-1][1].append(text)
+
+    def _close(self, out: list[str]) -> bool:
+        """The member's string closed; False when a path-like one is not a plain string
+        once checked (the streaming ends before it)."""
+        key = self._current
+        assert key is not None
+        self._current = None
+        if self._buffer is None:
+            self._members[-1][2][0] = True
+            return True
+        text = "".join(self._buffer)
+        self._buffer = None
+        final = self._checked(key, text)
+        if final is None:
+            return False
+        out.append(self._head(key) + _escape(final))
+        self._members.append((key, [final], [True]))
+        return True
+
+    def _checked(self, key: str, text: str) -> str | None:
+        """A path-like member's value as the schema check leaves it (None: not a
+        plain string any more)."""
+        from ..schema.rules import repair_arguments
+
+        schema = {"type": "object", "properties": {key: dict(self._fields[key][1])}}
+        result = repair_arguments({key: text}, schema)
+        value = result.value.get(key) if isinstance(result.value, dict) else None
+        return value if isinstance(value, str) and not result.errors else None
