@@ -564,3 +564,49 @@ def test_streams_without_markup_read_the_same_with_the_stage_on(path: Path) -> N
     on = relayed([data], "auto")
     assert relayed([data[i : i + 1] for i in range(len(data))], "auto") == on
     assert reading(on) == reading(relayed([data], None))
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.protocol != "chat"], ids=str)
+def test_calls_from_text_stream_their_arguments_too(case: Case) -> None:
+    """With progressive arguments on as well, a call read from text streams like a
+    structured one: the same calls and text as held, the same bytes at any chunking."""
+
+    def run(pieces: list[bytes], on: bool) -> bytes:
+        relay = RELAYS[case.protocol](
+            tools=usable_tools(case.tools), text_tool_calls=case.fmt, stream_arguments=on
+        )
+        out = b""
+        for piece in pieces:
+            out += b"".join(relay.feed(piece))
+            if relay.ended:
+                break
+        return out + b"".join(relay.finish()) + b"".join(relay.final())
+
+    on = run([case.body], True)
+    got = read(case, on)
+    check_read(case, got)
+    held = read(case, run([case.body], False))
+    assert (got.calls, got.text, got.reasoning, got.stop) == (
+        held.calls,
+        held.text,
+        held.reasoning,
+        held.stop,
+    )
+    data = case.body
+    assert run([data[i : i + 1] for i in range(len(data))], True) == on
+
+
+def test_some_calls_from_text_do_stream() -> None:
+    streamed = []
+    for case in CASES:
+        if case.protocol == "chat":
+            continue
+        relay = RELAYS[case.protocol](
+            tools=usable_tools(case.tools), text_tool_calls=case.fmt, stream_arguments=True
+        )
+        relay.feed(case.body)
+        relay.finish()
+        relay.final()
+        if relay.streamed is not None:
+            streamed.append(case.name)
+    assert {"textcalls-qwen3-coder.sse", "textcalls-glm45.sse"} <= set(streamed)

@@ -38,7 +38,7 @@ if _typing.TYPE_CHECKING:
     from .chat import ChatRelay
     from .fixes import RequestFixes, fix_request, referenced_calls
     from .metrics import MAX_LABEL_VALUES, ProxyMetrics
-    from .progressive import ProgressiveArguments, streamable_fields
+    from .progressive import FIELDS_CACHE_SIZE, ProgressiveArguments, streamable_fields
     from .relay import (
         MAX_HELD_EVENTS,
         NOTICE_PREFIX,
@@ -92,6 +92,7 @@ _EXPORTS: dict[str, str] = {
     "TEXT_CALLS_HEADER": "app",
     "STREAM_ARGUMENTS_HEADER": "app",
     "ProgressiveArguments": "progressive",
+    "FIELDS_CACHE_SIZE": "progressive",
     "streamable_fields": "progressive",
     "HeldArguments": "relay",
     "MAX_LABEL_VALUES": "metrics",
@@ -134,6 +135,7 @@ __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_READ_TIMEOUT",
     "DEFAULT_TTL",
+    "FIELDS_CACHE_SIZE",
     "FIXES_HEADER",
     "MAX_HELD_EVENTS",
     "MAX_LABEL_VALUES",

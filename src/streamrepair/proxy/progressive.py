@@ -49,7 +49,7 @@ from typing import Any, Final
 from ..events import ToolCallDelta, ToolCallReady
 from ..syntax.changes import Appended, Assigned, Closed, KeyRead, Opened, ValueKind
 
-__all__ = ["ProgressiveArguments", "streamable_fields"]
+__all__ = ["FIELDS_CACHE_SIZE", "ProgressiveArguments", "streamable_fields"]
 
 #: Root-schema keywords that can make a member's fate depend on others: no streaming.
 _ROOT_BLOCKERS: Final = frozenset(
@@ -101,7 +101,27 @@ def streamable_fields(schema: Any) -> dict[str, tuple[bool, Mapping[str, Any]]]:
     """The top-level fields of a tool's argument ``schema`` whose string values pass the
     schema check as they are: ``{key: (path_like, field schema)}``; ``{}`` when the schema
     is not a plain object schema. A path-like field (one the check unwraps markdown
-    autolinks in) is streamed only once its string is closed."""
+    autolinks in) is streamed only once its string is closed. Remembered per schema (a
+    harness sends the same tools with every request; at most :data:`FIELDS_CACHE_SIZE`)."""
+    try:
+        key = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return _streamable_fields(schema)
+    found = _FIELDS_CACHE.get(key)
+    if found is None:
+        found = _streamable_fields(schema)
+        if len(_FIELDS_CACHE) >= FIELDS_CACHE_SIZE:
+            _FIELDS_CACHE.pop(next(iter(_FIELDS_CACHE)))
+        _FIELDS_CACHE[key] = found
+    return found
+
+
+#: Schemas whose streamable fields are remembered (oldest first out).
+FIELDS_CACHE_SIZE: Final = 256
+_FIELDS_CACHE: dict[str, dict[str, tuple[bool, Mapping[str, Any]]]] = {}
+
+
+def _streamable_fields(schema: Any) -> dict[str, tuple[bool, Mapping[str, Any]]]:
     if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
         return {}
     if _ROOT_BLOCKERS & schema.keys():
