@@ -273,7 +273,8 @@ class ArgumentEmitter(Protocol):
 
     @property
     def sent(self) -> str:
-        """Everything :meth:`feed` returned so far."""
+        """The argument text sent so far (what :meth:`feed` returned; a held emitter
+        records its whole text in :meth:`finish`)."""
         ...
 
     def feed(self, delta: ToolCallDelta) -> str:
