@@ -8,6 +8,9 @@ the reply) and reads until its markup ends. Its states are methods ``state(final
 bool`` that read ``channel.buf`` from ``channel.pos``: each consumes text and returns
 True, or returns False to wait for more input (only ever for a bounded tail: a marker
 prefix, a name, a lookahead). With ``final`` (the input ended) a state never waits.
+The readers every format shares (:meth:`Region.read_until` a header, :meth:`Region.expect`
+a marker, :meth:`Region.pass_json` argument JSON) return either what they read or, as a
+``bool``, what the state returns: ``if isinstance(found, bool): return found``.
 
 ``held`` is the markup consumed since the last point where it became output (a call
 announced, argument text passed on, framing dropped): if the markup turns out not to be
@@ -172,6 +175,8 @@ class Region:
     """One stretch of markup on one channel (see the module docstring)."""
 
     fmt: str = ""
+    #: Follows the argument JSON of the formats that write it as JSON (:meth:`pass_json`).
+    extent: JsonExtent
 
     def __init__(
         self, stage: TextCallExtractor, ch: _Channel, opener: str, marker: str = ""
@@ -233,6 +238,11 @@ class Region:
         self.held = []
         self.held_len = 0
 
+    def drop(self, marker: str) -> None:
+        """Take ``marker``, which stands at the read position, as framing."""
+        self.take(self.ch.pos + len(marker))
+        self.mark()
+
     def skip_ws(self) -> bool:
         """Take whitespace; True when a character follows it."""
         buf = self.ch.buf
@@ -254,10 +264,11 @@ class Region:
 
     def read_until(
         self, markers: MarkerSet, final: bool, *, consume: bool = True
-    ) -> tuple[str, str] | bool | None:
-        """Read a bounded header (a name, an id, attributes) up to one of ``markers``:
-        ``(text, marker)``; None to wait; False when it is not there (too long, or the
-        input ended)."""
+    ) -> tuple[str, str] | bool:
+        """Read a bounded header (a name, an id, attributes) up to one of ``markers``
+        (taken too unless ``consume`` is false): ``(text, marker)``; else what the state
+        returns: False to wait, True when it is not there (too long, or the input ended:
+        the region failed)."""
         ch = self.ch
         start, marker = markers.find(ch.buf, ch.pos)
         if marker is None:
@@ -266,17 +277,55 @@ class Region:
                 self.acc.append(piece)
                 self.acc_len += len(piece)
             if self.acc_len > MAX_HEADER_CHARS or final:
-                return False
-            return None
+                return self.fail()
+            return False
         piece = self.take(start)
         text = "".join(self.acc) + piece if self.acc else piece
         self.acc.clear()
         self.acc_len = 0
         if len(text) > MAX_HEADER_CHARS:
-            return False
+            return self.fail()
         if consume:
             self.take(start + len(marker))
         return text, marker
+
+    def expect(
+        self, markers: MarkerSet, final: bool, *, frame: bool = False, drop_ws: bool = False
+    ) -> str | bool:
+        """After whitespace, one of ``markers``: taken (still held) and returned; else what
+        the state returns: False to wait, True when something else stands there (the
+        region failed). ``frame``: the whitespace may stand between calls (:meth:`frame`);
+        ``drop_ws``: it is inside a call's markup, dropped before the marker is read."""
+        if not (self.frame() if frame else self.skip_ws()):
+            return self.wait(final)
+        if drop_ws:
+            self.mark()
+        ch = self.ch
+        found = markers.at(ch.buf, ch.pos)
+        if found == "":
+            return self.wait(final)
+        if found is None:
+            return self.fail()
+        self.take(ch.pos + len(found))
+        return found
+
+    def pass_json(self, final: bool) -> str | bool:
+        """Pass argument JSON on as it arrives, up to where :attr:`extent` stops it: the
+        end it met (an end marker, which stands at the read position, or
+        :data:`COMPLETE`); else what the state returns: False to wait (a possible end
+        marker begins), True when all the text was passed on."""
+        buf = self.ch.buf
+        stop, what = self.extent.scan(buf, self.ch.pos)
+        if what == "" and final:
+            stop, what = len(buf), None
+        piece = self.take(stop)
+        if piece:
+            self.args(piece)
+        if what == "":
+            return False
+        if what is None:
+            return True
+        return what
 
     def follows(self, i: int, markers: MarkerSet, final: bool) -> bool | None:
         """Whether, after whitespace from ``i``, one of ``markers`` (or the end of the
@@ -343,6 +392,21 @@ class Region:
             self.call.end()
             self.call = None
 
+    def close_at(self, marker: str, then: State) -> bool:
+        """``marker``, the call's end, stands at the read position: take it, close the
+        call, go on to state ``then``."""
+        self.drop(marker)
+        self.close()
+        self.state = then
+        return True
+
+    def cut_at(self, then: State) -> bool:
+        """The markup goes on without the call's end: the call stays open (the tracker
+        judges it cut off); go on to state ``then``, which reads what came instead."""
+        self.call = None
+        self.state = then
+        return True
+
     def args(self, text: str) -> None:
         assert self.call is not None
         self.call.args(text)
@@ -360,6 +424,21 @@ class Region:
 
     bare = False
     pending: list[str]
+
+    def step_wrapper(self, wrapper: Wrapper, final: bool) -> bool | None:
+        """Step ``wrapper``: None when it ended (its object closed, ``done``, or an end
+        marker came first, ``hit``) with a call open, what it read marked; else what the
+        state returns (a broken wrapper, or one that ended before its call was announced,
+        is not a call: the region failed)."""
+        progressed = wrapper.step(final)
+        if wrapper.broken:
+            return self.fail()
+        if wrapper.hit is None and not wrapper.done:
+            return progressed
+        if self.call is None:
+            return self.fail()
+        self.mark()
+        return None
 
     def w_named(self, name: str, wrapper: Wrapper) -> bool:
         if not valid_name(name):
@@ -434,15 +513,19 @@ class Wrapper:
         self.broken = True
         return True
 
-    def open(self, final: bool) -> bool:
+    def _punctuation(self, final: bool, char: str, then: State) -> bool:
+        """After whitespace, ``char`` (taken), then state ``then``; anything else breaks."""
         o = self.owner
         if not o.skip_ws():
             return o.wait(final)
-        if o.buf[o.pos] != "{":
+        if o.buf[o.pos] != char:
             return self._break()
         o.take(o.pos + 1)
-        self.state = self.key_or_end
+        self.state = then
         return True
+
+    def open(self, final: bool) -> bool:
+        return self._punctuation(final, "{", self.key_or_end)
 
     def key_or_end(self, final: bool) -> bool:
         o = self.owner
@@ -450,15 +533,23 @@ class Wrapper:
             return o.wait(final)
         c = o.buf[o.pos]
         if c == '"':
-            self.extent = JsonExtent(None, whole=True)
-            self.raw = []
-            self.state = self.key_text
-            return True
-        if c == "}":
-            o.take(o.pos + 1)
-            self.done = True
-            return True
-        return self._break()
+            return self._string_start(self.key_text)
+        return self._close_or_break(c)
+
+    def _close_or_break(self, c: str) -> bool:
+        """``}`` (taken) ends the object; anything else breaks it."""
+        if c != "}":
+            return self._break()
+        self.owner.take(self.owner.pos + 1)
+        self.done = True
+        return True
+
+    def _string_start(self, then: State) -> bool:
+        """A JSON string (a key, the name) begins: state ``then`` reads it (:meth:`_string`)."""
+        self.extent = JsonExtent(None, whole=True)
+        self.raw = []
+        self.state = then
+        return True
 
     def _string(self, final: bool) -> str | None:
         o = self.owner
@@ -486,14 +577,7 @@ class Wrapper:
         return True
 
     def colon(self, final: bool) -> bool:
-        o = self.owner
-        if not o.skip_ws():
-            return o.wait(final)
-        if o.buf[o.pos] != ":":
-            return self._break()
-        o.take(o.pos + 1)
-        self.state = self.value
-        return True
+        return self._punctuation(final, ":", self.value)
 
     def value(self, final: bool) -> bool:
         o = self.owner
@@ -502,10 +586,7 @@ class Wrapper:
         if self.key == "name" and self.name is None:
             if o.buf[o.pos] != '"':
                 return self._break()
-            self.extent = JsonExtent(None, whole=True)
-            self.raw = []
-            self.state = self.name_text
-            return True
+            return self._string_start(self.name_text)
         self.extent = JsonExtent(self.ends, whole=True)
         if self.key in self.ARGUMENT_KEYS and not self.had_args:
             self.had_args = True
@@ -560,8 +641,4 @@ class Wrapper:
             o.take(o.pos + 1)
             self.state = self.key_or_end
             return True
-        if c == "}":
-            o.take(o.pos + 1)
-            self.done = True
-            return True
-        return self._break()
+        return self._close_or_break(c)

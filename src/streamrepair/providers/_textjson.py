@@ -35,33 +35,20 @@ class HermesRegion(Region):
 
     def body(self, final: bool) -> bool:
         w = self.wrapper
-        progressed = w.step(final)
-        if w.broken:
-            return self.fail()
+        stepped = self.step_wrapper(w, final)
+        if stepped is not None:
+            return stepped
         if w.hit is not None:
-            if self.call is None:
-                return self.fail()
-            self.take(self.pos + len(w.hit))
-            self.mark()
+            self.drop(w.hit)
             self.close()  # closed before its JSON was: the assembler says cut off
             return self.done()
-        if w.done:
-            if self.call is None:
-                return self.fail()
-            self.mark()
-            self.state = self.after
-            return True
-        return progressed
+        self.state = self.after
+        return True
 
     def after(self, final: bool) -> bool:
-        if not self.skip_ws():
-            return self.wait(final)
-        found = self.END.at(self.buf, self.pos)
-        if found == "":
-            return self.wait(final)
-        if found is None:
-            return self.fail()
-        self.take(self.pos + len(found))
+        found = self.expect(self.END, final)
+        if isinstance(found, bool):
+            return found
         self.mark()
         self.close()
         return self.done()
@@ -126,43 +113,31 @@ class MistralRegion(Region):
     def element(self, final: bool) -> bool:
         w = self.wrapper
         assert w is not None
-        progressed = w.step(final)
-        if w.broken:
-            return self.fail()
+        stepped = self.step_wrapper(w, final)
+        if stepped is not None:
+            return stepped
         if w.hit is not None:
-            if self.call is None:
-                return self.fail()
             self.call = None  # the next [TOOL_CALLS] came first: this call is cut off
-            self.mark()
             return self.done()
-        if w.done:
-            if self.call is None:
-                return self.fail()
-            self.mark()
-            self.close()
-            if not self.in_array:
-                return self.done()
-            self.state = self.item
-            return True
-        return progressed
+        self.close()
+        if not self.in_array:
+            return self.done()
+        self.state = self.item
+        return True
 
     def v11_name(self, final: bool) -> bool:
         found = self.read_until(self.NAME_END, final, consume=False)
-        if found is None:
-            return False
-        if found is False:
-            return self.fail()
-        assert isinstance(found, tuple)
+        if isinstance(found, bool):
+            return found
         self.name = found[0].strip()
         if not valid_name(self.name):
             return self.fail()
         marker = found[1]
-        if marker == "[CALL_ID]":
+        if marker != "{":
             self.take(self.pos + len(marker))
+        if marker == "[CALL_ID]":
             self.state = self.v11_id
             return True
-        if marker == "[ARGS]":
-            self.take(self.pos + len(marker))
         self._open_v11(None)
         if marker == "{":
             assert self.call is not None
@@ -171,11 +146,8 @@ class MistralRegion(Region):
 
     def v11_id(self, final: bool) -> bool:
         found = self.read_until(self.ID_END, final)
-        if found is None:
-            return False
-        if found is False:
-            return self.fail()
-        assert isinstance(found, tuple)
+        if isinstance(found, bool):
+            return found
         self._open_v11(found[0].strip() or None)
         return True
 
@@ -185,17 +157,10 @@ class MistralRegion(Region):
         self.state = self.v11_arguments
 
     def v11_arguments(self, final: bool) -> bool:
-        stop, what = self.extent.scan(self.buf, self.pos)
-        if what == "" and final:
-            stop, what = len(self.buf), None
-        piece = self.take(stop)
-        if piece:
-            self.args(piece)
-        if what == "":
-            return False
-        if what is None:
-            return True
-        if what is COMPLETE:
+        end = self.pass_json(final)
+        if isinstance(end, bool):
+            return end
+        if end is COMPLETE:
             self.close()
         else:
             self.call = None  # the next [TOOL_CALLS] came first: cut off
@@ -238,17 +203,12 @@ class LlamaRegion(Region):
     def element(self, final: bool) -> bool:
         w = self.wrapper
         assert w is not None
-        progressed = w.step(final)
-        if w.broken:
-            return self.fail()
-        if w.done:
-            if self.call is None:
-                return self.fail()
-            self.mark()
-            self.close()
-            self.state = self.after
-            return True
-        return progressed
+        stepped = self.step_wrapper(w, final)  # no end markers: it ends when its object does
+        if stepped is not None:
+            return stepped
+        self.close()
+        self.state = self.after
+        return True
 
     def after(self, final: bool) -> bool:
         more = self.skip_ws()
@@ -278,7 +238,7 @@ class PythonicRegion(Region):
         self.tagged = self.marker == "<|python_start|>"
         self.name = ""
         self.key = ""
-        self.extent = PyExtent()
+        self.literal = PyExtent()
         self.parts: list[str] = []
 
     def end_marker(self) -> str | None:
@@ -378,7 +338,7 @@ class PythonicRegion(Region):
             return self.fail()
         self.take(found.end())
         self.key = found.group(1)
-        self.extent = PyExtent()
+        self.literal = PyExtent()
         self.parts = []
         self.limit = self.stage.max_size
         self.state = self.value
@@ -387,7 +347,7 @@ class PythonicRegion(Region):
     def value(self, final: bool) -> bool:
         buf, pos = self.buf, self.pos
         end = len(buf) if final else len(buf) - PyExtent.undecided(buf, pos)
-        stop = self.extent.scan(buf, pos, end)
+        stop = self.literal.scan(buf, pos, end)
         if stop is None:
             if end > pos:
                 self.parts.append(self.take(end))
@@ -437,9 +397,7 @@ class PythonicRegion(Region):
             return self.wait(final)
         if found:
             self.take(self.pos + len(found))
-            self.mark()
-        else:
-            self.mark()
+        self.mark()
         return self.done()
 
     def cut(self) -> None:

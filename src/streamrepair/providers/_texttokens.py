@@ -41,14 +41,9 @@ class DeepSeekRegion(Region):
         return True
 
     def section(self, final: bool) -> bool:
-        if not self.frame():
-            return self.wait(final)
-        found = self.SECTION.at(self.buf, self.pos)
-        if found == "":
-            return self.wait(final)
-        if found is None:
-            return self.fail()
-        self.take(self.pos + len(found))
+        found = self.expect(self.SECTION, final, frame=True)
+        if isinstance(found, bool):
+            return found
         if found == _DS_CALLS_END:
             self.mark()
             return self.done()
@@ -57,11 +52,8 @@ class DeepSeekRegion(Region):
 
     def head(self, final: bool) -> bool:
         found = self.read_until(self.HEAD_END, final)
-        if found is None:
-            return False
-        if found is False:
-            return self.fail()
-        assert isinstance(found, tuple)
+        if isinstance(found, bool):
+            return found
         head = found[0].strip()
         if head == "function":
             self.state = self.v3_or_v31
@@ -84,11 +76,8 @@ class DeepSeekRegion(Region):
 
     def v3_name(self, final: bool) -> bool:
         found = self.read_until(self.V3_NAME_END, final, consume=False)
-        if found is None:
-            return False
-        if found is False:
-            return self.fail()
-        assert isinstance(found, tuple)
+        if isinstance(found, bool):
+            return found
         name = found[0].strip()
         if not valid_name(name):
             return self.fail()
@@ -115,39 +104,21 @@ class DeepSeekRegion(Region):
         return True
 
     def arguments(self, final: bool) -> bool:
-        stop, what = self.extent.scan(self.buf, self.pos)
-        if what == "" and final:
-            stop, what = len(self.buf), None
-        piece = self.take(stop)
-        if piece:
-            self.args(piece)
-        if what == "":
-            return False
-        if what is None:
-            return True
-        if what == _DS_CALL_END:
-            self.take(self.pos + len(what))
-            self.mark()
-            self.close()
-        elif what == _FENCE:
-            self.take(self.pos + len(what))
-            self.mark()
+        end = self.pass_json(final)
+        if isinstance(end, bool):
+            return end
+        if end == _DS_CALL_END:
+            return self.close_at(end, self.section)
+        if end == _FENCE:
+            self.drop(end)
             self.state = self.v3_close
             return True
-        else:
-            self.call = None  # no end token: the call stays open (cut off)
-        self.state = self.section
-        return True
+        return self.cut_at(self.section)  # no end token
 
     def v3_close(self, final: bool) -> bool:
-        if not self.skip_ws():
-            return self.wait(final)
-        found = self.CALL_END.at(self.buf, self.pos)
-        if found == "":
-            return self.wait(final)
-        if found is None:
-            return self.fail()
-        self.take(self.pos + len(found))
+        found = self.expect(self.CALL_END, final)
+        if isinstance(found, bool):
+            return found
         self.mark()
         self.close()
         self.state = self.section
@@ -177,14 +148,9 @@ class KimiRegion(Region):
         return True
 
     def section(self, final: bool) -> bool:
-        if not self.frame():
-            return self.wait(final)
-        found = self.SECTION.at(self.buf, self.pos)
-        if found == "":
-            return self.wait(final)
-        if found is None:
-            return self.fail()
-        self.take(self.pos + len(found))
+        found = self.expect(self.SECTION, final, frame=True)
+        if isinstance(found, bool):
+            return found
         if found != _KIMI_CALL_BEGIN:
             self.mark()
             return self.done()
@@ -193,11 +159,8 @@ class KimiRegion(Region):
 
     def call_id(self, final: bool) -> bool:
         found = self.read_until(self.ID_END, final)
-        if found is None:
-            return False
-        if found is False:
-            return self.fail()
-        assert isinstance(found, tuple)
+        if isinstance(found, bool):
+            return found
         ident = found[0].strip()  # vllm-project/vllm#38579: newlines around ids
         head = ident.rsplit(":", 1)[0] if ":" in ident else ident
         name = (
@@ -211,24 +174,12 @@ class KimiRegion(Region):
         return True
 
     def arguments(self, final: bool) -> bool:
-        stop, what = self.extent.scan(self.buf, self.pos)
-        if what == "" and final:
-            stop, what = len(self.buf), None
-        piece = self.take(stop)
-        if piece:
-            self.args(piece)
-        if what == "":
-            return False
-        if what is None:
-            return True
-        if what == _KIMI_CALL_END:
-            self.take(self.pos + len(what))
-            self.mark()
-            self.close()
-        else:
-            self.call = None  # no end token: the call stays open (cut off)
-        self.state = self.section
-        return True
+        end = self.pass_json(final)
+        if isinstance(end, bool):
+            return end
+        if end == _KIMI_CALL_END:
+            return self.close_at(end, self.section)
+        return self.cut_at(self.section)  # no end token
 
 
 # -- gpt-oss Harmony -----------------------------------------------------------------------
@@ -262,11 +213,8 @@ class HarmonyRegion(Region):
 
     def header(self, final: bool) -> bool:
         found = self.read_until(self.HEADER_END, final)
-        if found is None:
-            return False
-        if found is False:
-            return self.fail()
-        assert isinstance(found, tuple)
+        if isinstance(found, bool):
+            return found
         head = found[0]
         if self.marker == _H_CHANNEL:
             channel_text = head
@@ -311,33 +259,19 @@ class HarmonyRegion(Region):
                 return True
             return False
         if marker in _H_ENDS:
-            self.take(start + len(marker))
-            self.mark()
+            self.drop(marker)
         self.state = self.between
         return True
 
     def arguments(self, final: bool) -> bool:
-        stop, what = self.extent.scan(self.buf, self.pos)
-        if what == "" and final:
-            stop, what = len(self.buf), None
-        piece = self.take(stop)
-        if piece:
-            self.args(piece)
-        if what == "":
-            return False
-        if what is None:
-            return True
-        if what == "<|call|>":
-            self.take(self.pos + len(what))
-            self.mark()
-            self.close()
-        else:
-            self.call = None  # no <|call|>: the call stays open (cut off)
-            if what in _H_ENDS:
-                self.take(self.pos + len(what))
-                self.mark()
-        self.state = self.between
-        return True
+        end = self.pass_json(final)
+        if isinstance(end, bool):
+            return end
+        if end == "<|call|>":
+            return self.close_at(end, self.between)
+        if end in _H_ENDS:
+            self.drop(end)  # <|end|> or <|return|>, not <|call|>
+        return self.cut_at(self.between)
 
     def between(self, final: bool) -> bool:
         if not self.frame():
@@ -348,8 +282,7 @@ class HarmonyRegion(Region):
         if found is None:
             self.mark()
             return self.done()
-        self.take(self.pos + len(found))
-        self.mark()
+        self.drop(found)
         self.marker = found
         self.state = self.header
         return True

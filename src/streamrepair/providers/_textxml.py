@@ -1,14 +1,17 @@
 """The text tool-call formats whose values are raw text: Qwen3-Coder
 ``<function=f><parameter=k>v</parameter></function>``, GLM ``<arg_key>``/``<arg_value>``
 pairs, and DeepSeek V3.2's DSML. Values become JSON through :class:`TextValue`: strings
-are passed on as they arrive, other types (by the tool's schema) once whole."""
+are passed on as they arrive, other types (by the tool's schema) once whole.
+
+The three share :class:`ValueRegion`, the reading of one value up to a closing tag; each
+format says which tags may end a value and when one that does is structural."""
 
 from __future__ import annotations
 
 import re
 from typing import Any, Final
 
-from ._textbase import MAX_NAME_CHARS, Region, TextValue, valid_name
+from ._textbase import MAX_NAME_CHARS, Region, State, TextValue, valid_name
 from ._textscan import JsonExtent, MarkerSet
 from ._textvalues import param_types
 
@@ -17,7 +20,63 @@ __all__: list[str] = []
 _ATTR = re.compile(r'([\w\-]+)\s*=\s*"([^"]*)"')
 
 
-class FunctionRegion(Region):
+class ValueRegion(Region):
+    """A region whose parameter values are raw text (:class:`TextValue`), each read up to
+    one of ``VALUE_END``: :meth:`value_text` passes the text before a tag on as value,
+    and :meth:`value_tag` decides whether the tag ends the value (:meth:`end_value`) or
+    is part of it. The open value is ``value``; the input ending inside it passes on
+    what arrived (:meth:`cut`)."""
+
+    VALUE_END: MarkerSet
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.value: TextValue | None = None
+
+    def value_text(self, final: bool) -> bool:
+        buf, pos = self.buf, self.pos
+        start, marker = self.VALUE_END.find(buf, pos)
+        if start > pos:
+            self.content(start)
+        if marker is None:
+            if start == len(buf):
+                return True
+            if final:
+                self.content(len(buf))
+                return True
+            return False
+        return self.value_tag(marker, start, final)
+
+    def value_tag(self, marker: str, start: int, final: bool) -> bool:
+        """``marker`` (one of ``VALUE_END``) stands at ``start``: end the value, take the
+        tag as value text, or return False to wait for what follows it."""
+        raise NotImplementedError
+
+    def content(self, end: int) -> None:
+        """The text up to ``end`` is value text."""
+        assert self.value is not None
+        self.value.add(self.take(end))
+        self.mark()
+
+    def end_value(self, note: str | None, then: State) -> bool:
+        """The value is complete (``note`` says what was missing): on to state ``then``."""
+        assert self.value is not None
+        assert self.call is not None
+        self.value.finish()
+        if note:
+            self.call.note(note)
+        self.value = None
+        self.mark()
+        self.state = then
+        return True
+
+    def cut(self) -> None:
+        if self.value is not None:
+            self.value.cut()
+            self.value = None
+
+
+class FunctionRegion(ValueRegion):
     """``<function=NAME>`` then ``<parameter=K>\\nV\\n</parameter>``... ``</function>``
     (Qwen3-Coder), or a JSON body (Llama 3.1's ``<function=NAME>{...}</function>``).
 
@@ -42,7 +101,6 @@ class FunctionRegion(Region):
         self.wrapped = wrapped
         self.name = ""
         self.seen: set[str] = set()
-        self.value: TextValue | None = None
         self.extent = JsonExtent(self.JSON_END, whole=False)
 
     def end_marker(self) -> str | None:
@@ -50,11 +108,8 @@ class FunctionRegion(Region):
 
     def begin(self, final: bool) -> bool:
         found = self.read_until(self.NAME_END, final)
-        if found is None:
-            return False
-        if found is False:
-            return self.fail()
-        assert isinstance(found, tuple)
+        if isinstance(found, bool):
+            return found
         self.name = found[0].strip()
         if not valid_name(self.name):
             return self.fail()
@@ -77,8 +132,7 @@ class FunctionRegion(Region):
         if found is None:
             return self.fail()
         self.open(self.name, end_marker=self.end_marker())
-        self.take(pos + len(found))
-        self.mark()
+        self.drop(found)
         if found == "</function>":
             self.args("{}")
             self.state = self.after_function
@@ -88,27 +142,17 @@ class FunctionRegion(Region):
         return True
 
     def json_body(self, final: bool) -> bool:
-        stop, what = self.extent.scan(self.buf, self.pos)
-        if what == "" and final:
-            stop, what = len(self.buf), None
-        piece = self.take(stop)
-        if piece:
-            self.args(piece)
-        if what == "":
-            return False
-        if what is not None:
-            self.take(self.pos + len(what))
-            self.mark()
-            self.state = self.after_function
+        end = self.pass_json(final)
+        if isinstance(end, bool):
+            return end
+        self.drop(end)
+        self.state = self.after_function
         return True
 
     def param_name(self, final: bool) -> bool:
         found = self.read_until(self.NAME_END, final)
-        if found is None:
-            return False
-        if found is False:
-            return self.fail()
-        assert isinstance(found, tuple)
+        if isinstance(found, bool):
+            return found
         assert self.call is not None
         key = found[0].strip()
         if not valid_name(key):
@@ -123,74 +167,49 @@ class FunctionRegion(Region):
 
     def value_lead(self, final: bool) -> bool:
         if self.buf[self.pos] == "\n":
-            self.take(self.pos + 1)
-            self.mark()
+            self.drop("\n")
         self.state = self.value_text
         return True
 
-    def _content(self, end: int) -> None:
-        assert self.value is not None
-        self.value.add(self.take(end))
-        self.mark()
-
-    def _value_done(self, note: str | None) -> None:
-        assert self.value is not None
-        assert self.call is not None
-        self.value.finish()
-        if note:
-            self.call.note(note)
-        self.value = None
-        self.mark()
-        self.state = self.after_param
-
-    def value_text(self, final: bool) -> bool:
-        buf, pos = self.buf, self.pos
-        start, marker = self.VALUE_END.find(buf, pos)
-        if start > pos:
-            self._content(start)
-        if marker is None:
-            if start == len(buf):
-                return True
-            if final:
-                self._content(len(buf))
-                return True
-            return False
+    def value_tag(self, marker: str, start: int, final: bool) -> bool:
         after = start + len(marker)
-        assert self.value is not None
+        value = self.value
+        assert value is not None
+        if marker == "<parameter=":
+            if value.ends_with_newline():
+                buf = self.buf
+                close = buf.find(">", after, after + MAX_NAME_CHARS + 1)
+                if close < 0 and len(buf) - after <= MAX_NAME_CHARS and not final:
+                    return False
+                name = buf[after:close].strip() if close >= 0 else ""
+                props = self._declared()
+                if valid_name(name) and name not in self.seen and (props is None or name in props):
+                    return self.end_value(self._unclosed(), self.after_param)
+            self.content(after)
+            return True
         if marker == "</parameter>":
-            decided = self.follows(after, self.AFTER_PARAM, final)
-            if decided is None:
-                return False
-            if decided:
-                self.take(after)
-                self._value_done(None)
-                return True
-        elif marker == "<parameter=" and self.value.ends_with_newline():
-            close = buf.find(">", after, after + MAX_NAME_CHARS + 1)
-            if close < 0 and len(buf) - after <= MAX_NAME_CHARS and not final:
-                return False
-            name = buf[after:close].strip() if close >= 0 else ""
-            props = self._declared()
-            if valid_name(name) and name not in self.seen and (props is None or name in props):
-                self._value_done(f"the value of {self.value.key!r} had no </parameter>")
-                return True
+            follow = self.AFTER_PARAM
         elif marker == "</function>":
             follow = self.WRAPPED_FOLLOW if self.wrapped else self.BARE_FOLLOW
-            decided = self.follows(after, follow, final)
-            if decided is None:
-                return False
-            if decided:
-                self._value_done(f"the value of {self.value.key!r} had no </parameter>")
-                return True
-        elif marker == "</tool_call>" and self.wrapped:
-            decided = self.follows(after, self.NEXT_CALL, final)
-            if decided is None:
-                return False
-            if decided:
-                self._value_done(f"the value of {self.value.key!r} had no </parameter>")
-                return True
-        self._content(after)
-        return True
+        elif self.wrapped:  # </tool_call>
+            follow = self.NEXT_CALL
+        else:
+            self.content(after)
+            return True
+        decided = self.follows(after, follow, final)
+        if decided is None:
+            return False
+        if not decided:
+            self.content(after)
+            return True
+        if marker == "</parameter>":
+            self.take(after)
+            return self.end_value(None, self.after_param)
+        return self.end_value(self._unclosed(), self.after_param)
+
+    def _unclosed(self) -> str:
+        assert self.value is not None
+        return f"the value of {self.value.key!r} had no </parameter>"
 
     def _declared(self) -> set[str] | None:
         schema = self.stage.schema(self.name)
@@ -198,15 +217,9 @@ class FunctionRegion(Region):
         return set(props) if isinstance(props, dict) else None
 
     def after_param(self, final: bool) -> bool:
-        if not self.skip_ws():
-            return self.wait(final)
-        self.mark()
-        found = self.AFTER_PARAM.at(self.buf, self.pos)
-        if found == "":
-            return self.wait(final)
-        if found is None:
-            return self.fail()
-        self.take(self.pos + len(found))
+        found = self.expect(self.AFTER_PARAM, final, drop_ws=True)
+        if isinstance(found, bool):
+            return found
         if found == "<parameter=":
             self.state = self.param_name
             return True
@@ -224,25 +237,15 @@ class FunctionRegion(Region):
         if not self.wrapped:
             self.close()
             return self.done()
-        if not self.skip_ws():
-            return self.wait(final)
-        found = self.TOOL_END.at(self.buf, self.pos)
-        if found == "":
-            return self.wait(final)
-        if found is None:
-            return self.fail()
-        self.take(self.pos + len(found))
+        found = self.expect(self.TOOL_END, final)
+        if isinstance(found, bool):
+            return found
         self.mark()
         self.close()
         return self.done()
 
-    def cut(self) -> None:
-        if self.value is not None:
-            self.value.cut()
-            self.value = None
 
-
-class GlmRegion(Region):
+class GlmRegion(ValueRegion):
     """``<tool_call>NAME`` then ``<arg_key>K</arg_key><arg_value>V</arg_value>``...
     ``</tool_call>`` (GLM-4.5/4.6, and 4.7's spacing). An ``</arg_value>`` is structural
     only when ``<arg_key>`` or ``</tool_call>`` follows it."""
@@ -259,15 +262,11 @@ class GlmRegion(Region):
         super().__init__(*args)
         self.name = ""
         self.key = ""
-        self.value: TextValue | None = None
 
     def begin(self, final: bool) -> bool:
         found = self.read_until(self.NAME_END, final, consume=False)
-        if found is None:
-            return False
-        if found is False:
-            return self.fail()
-        assert isinstance(found, tuple)
+        if isinstance(found, bool):
+            return found
         self.name = found[0].strip()
         if not valid_name(self.name):
             return self.fail()
@@ -281,15 +280,9 @@ class GlmRegion(Region):
         return True
 
     def members(self, final: bool) -> bool:
-        if not self.skip_ws():
-            return self.wait(final)
-        self.mark()
-        found = self.MEMBERS.at(self.buf, self.pos)
-        if found == "":
-            return self.wait(final)
-        if found is None:
-            return self.fail()
-        self.take(self.pos + len(found))
+        found = self.expect(self.MEMBERS, final, drop_ws=True)
+        if isinstance(found, bool):
+            return found
         if found == "</tool_call>":
             self.mark()
             self.args("}")
@@ -300,11 +293,8 @@ class GlmRegion(Region):
 
     def key_text(self, final: bool) -> bool:
         found = self.read_until(self.KEY_END, final)
-        if found is None:
-            return False
-        if found is False:
-            return self.fail()
-        assert isinstance(found, tuple)
+        if isinstance(found, bool):
+            return found
         self.key = found[0].strip()
         if not self.key or len(self.key) > MAX_NAME_CHARS:
             return self.fail()
@@ -329,65 +319,32 @@ class GlmRegion(Region):
         self.state = self.value_text
         return True
 
-    def _content(self, end: int) -> None:
-        assert self.value is not None
-        self.value.add(self.take(end))
-        self.mark()
-
-    def _value_done(self, note: str | None) -> None:
-        assert self.value is not None
-        assert self.call is not None
-        self.value.finish()
-        if note:
-            self.call.note(note)
-        self.value = None
-        self.mark()
-        self.state = self.members
-
-    def value_text(self, final: bool) -> bool:
-        buf, pos = self.buf, self.pos
-        start, marker = self.VALUE_END.find(buf, pos)
-        if start > pos:
-            self._content(start)
-        if marker is None:
-            if start == len(buf):
-                return True
-            if final:
-                self._content(len(buf))
-                return True
-            return False
+    def value_tag(self, marker: str, start: int, final: bool) -> bool:
         after = start + len(marker)
+        unclosed = f"the value of {self.key!r} had no </arg_value>"
         if marker == "</arg_value>":
             decided = self.follows(after, self.MEMBERS, final)
             if decided is None:
                 return False
             if decided:
                 self.take(after)
-                self._value_done(None)
-                return True
+                return self.end_value(None, self.members)
         elif marker == "<arg_key>":
-            self._value_done(f"the value of {self.key!r} had no </arg_value>")
-            return True
+            return self.end_value(unclosed, self.members)
         else:
             decided = self.follows(after, self.NEXT_CALL, final)
             if decided is None:
                 return False
             if decided:
-                self._value_done(f"the value of {self.key!r} had no </arg_value>")
-                return True
-        self._content(after)
+                return self.end_value(unclosed, self.members)
+        self.content(after)
         return True
-
-    def cut(self) -> None:
-        if self.value is not None:
-            self.value.cut()
-            self.value = None
 
 
 _DSML: Final = "｜DSML｜"
 
 
-class DsmlRegion(Region):
+class DsmlRegion(ValueRegion):
     """``<｜DSML｜function_calls>`` wrapping ``<｜DSML｜invoke name="N">`` blocks of
     ``<｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>``
     (DeepSeek V3.2): ``string="true"`` values are strings, ``"false"`` ones JSON."""
@@ -401,21 +358,15 @@ class DsmlRegion(Region):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.name = ""
-        self.value: TextValue | None = None
 
     def begin(self, final: bool) -> bool:
         self.state = self.block
         return True
 
     def block(self, final: bool) -> bool:
-        if not self.frame():
-            return self.wait(final)
-        found = self.BLOCK.at(self.buf, self.pos)
-        if found == "":
-            return self.wait(final)
-        if found is None:
-            return self.fail()
-        self.take(self.pos + len(found))
+        found = self.expect(self.BLOCK, final, frame=True)
+        if isinstance(found, bool):
+            return found
         if found.startswith("</"):
             self.mark()
             return self.done()
@@ -424,11 +375,8 @@ class DsmlRegion(Region):
 
     def invoke_head(self, final: bool) -> bool:
         found = self.read_until(self.HEAD_END, final)
-        if found is None:
-            return False
-        if found is False:
-            return self.fail()
-        assert isinstance(found, tuple)
+        if isinstance(found, bool):
+            return found
         name = dict(_ATTR.findall(found[0])).get("name", "").strip()
         if not valid_name(name):
             return self.fail()
@@ -439,15 +387,9 @@ class DsmlRegion(Region):
         return True
 
     def invoke_body(self, final: bool) -> bool:
-        if not self.skip_ws():
-            return self.wait(final)
-        self.mark()
-        found = self.INVOKE.at(self.buf, self.pos)
-        if found == "":
-            return self.wait(final)
-        if found is None:
-            return self.fail()
-        self.take(self.pos + len(found))
+        found = self.expect(self.INVOKE, final, drop_ws=True)
+        if isinstance(found, bool):
+            return found
         if found.startswith("</"):
             self.mark()
             self.args("}")
@@ -459,11 +401,8 @@ class DsmlRegion(Region):
 
     def param_head(self, final: bool) -> bool:
         found = self.read_until(self.HEAD_END, final)
-        if found is None:
-            return False
-        if found is False:
-            return self.fail()
-        assert isinstance(found, tuple)
+        if isinstance(found, bool):
+            return found
         assert self.call is not None
         attrs = dict(_ATTR.findall(found[0]))
         key = attrs.get("name", "").strip()
@@ -482,33 +421,12 @@ class DsmlRegion(Region):
         self.state = self.value_text
         return True
 
-    def value_text(self, final: bool) -> bool:
-        buf, pos = self.buf, self.pos
-        start, marker = self.VALUE_END.find(buf, pos)
+    def value_tag(self, marker: str, start: int, final: bool) -> bool:
+        """Any tag ends the value; only its own closing tag is taken with it."""
         assert self.value is not None
-        assert self.call is not None
-        if start > pos:
-            self.value.add(self.take(start))
-            self.mark()
-        if marker is None:
-            if start == len(buf):
-                return True
-            if final:
-                self.value.add(self.take(len(buf)))
-                self.mark()
-                return True
-            return False
         if marker.startswith(f"</{_DSML}parameter"):
             self.take(start + len(marker))
-        else:
-            self.call.note(f"the value of {self.value.key!r} had no closing tag")
-        self.value.finish()
-        self.value = None
-        self.mark()
-        self.state = self.invoke_body
-        return True
-
-    def cut(self) -> None:
-        if self.value is not None:
-            self.value.cut()
-            self.value = None
+            return self.end_value(None, self.invoke_body)
+        return self.end_value(
+            f"the value of {self.value.key!r} had no closing tag", self.invoke_body
+        )
