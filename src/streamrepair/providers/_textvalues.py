@@ -32,6 +32,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ..schema._values import json_type
+
 __all__: list[str] = []
 
 #: How deep a ``$ref`` chain or ``anyOf`` nesting is followed when reading a type.
@@ -105,25 +107,6 @@ def streams_as_string(types: frozenset[str] | None) -> bool:
     """True when a raw-text value for these types is a string whatever it says, so it can
     be streamed as it arrives (no schema, or ``string`` the only type)."""
     return types is None or types == {"string"}
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a decoded value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def _allowed(value: Any, types: frozenset[str]) -> bool:
