@@ -46,6 +46,7 @@ from .relay import ApiProtocol, CallMemo
 
 __all__ = ["RequestFixes", "fix_request", "referenced_calls"]
 
+_CALLS: Final = ("function_call", "custom_tool_call")
 _OUTPUTS: Final = ("function_call_output", "custom_tool_call_output")
 _NO_ANSWER: Final = (
     "No result for this call was sent back, so it is not known to have run. Do not "
@@ -175,6 +176,21 @@ def _count(counts: dict[str, int], name: str, n: int = 1) -> None:
     counts[name] = counts.get(name, 0) + n
 
 
+def _is_call(item: object) -> bool:
+    return isinstance(item, dict) and item.get("type") in _CALLS
+
+
+def _insert_after(items: list[Any], inserts: Mapping[int, list[dict[str, Any]]]) -> None:
+    """Put ``inserts[i]`` right after ``items[i]`` (in place, one pass)."""
+    if not inserts:
+        return
+    rebuilt: list[Any] = []
+    for i, item in enumerate(items):
+        rebuilt.append(item)
+        rebuilt.extend(inserts.get(i, ()))
+    items[:] = rebuilt
+
+
 def _notes(memo: CallMemo) -> list[Repair | RepairNote]:
     out: list[Repair | RepairNote] = []
     for note in memo.notes:
@@ -287,12 +303,7 @@ def _chat_before(
             )
             _count(counts, "unanswered_call_answered")
             changed = True
-    if answers:
-        rebuilt: list[dict[str, Any]] = []
-        for i, message in enumerate(messages):
-            rebuilt.append(message)
-            rebuilt.extend(answers.get(i, ()))
-        messages[:] = rebuilt
+    _insert_after(messages, answers)
     return changed
 
 
@@ -417,11 +428,7 @@ def _responses_before(
 ) -> bool:
     items = body["input"]
     changed = False
-    calls = {
-        i.get("call_id"): n
-        for n, i in enumerate(items)
-        if isinstance(i, dict) and i.get("type") in ("function_call", "custom_tool_call")
-    }
+    calls = {i.get("call_id"): n for n, i in enumerate(items) if _is_call(i)}
     outputs = {i.get("call_id") for i in items if isinstance(i, dict) and i.get("type") in _OUTPUTS}
     missing = [c for c in calls if isinstance(c, str) and c not in outputs]
     if missing:
@@ -429,11 +436,7 @@ def _responses_before(
         for call_id in missing:
             at = calls[call_id]
             end = at
-            while (
-                end + 1 < len(items)
-                and isinstance(items[end + 1], dict)
-                and items[end + 1].get("type") in ("function_call", "custom_tool_call")
-            ):
+            while end + 1 < len(items) and _is_call(items[end + 1]):
                 end += 1
             call = items[at]
             custom = call.get("type") == "custom_tool_call"
@@ -446,11 +449,7 @@ def _responses_before(
                     ),
                 }
             )
-        rebuilt: list[Any] = []
-        for n, item in enumerate(items):
-            rebuilt.append(item)
-            rebuilt.extend(inserts.get(n, ()))
-        items[:] = rebuilt
+        _insert_after(items, inserts)
         _count(counts, "unanswered_call_answered", len(missing))
         changed = True
     return changed
@@ -461,10 +460,7 @@ def _responses_notes(
 ) -> bool:
     changed = False
     for n, item in enumerate(items):
-        if not isinstance(item, dict) or item.get("type") not in (
-            "function_call_output",
-            "custom_tool_call_output",
-        ):
+        if not isinstance(item, dict) or item.get("type") not in _OUTPUTS:
             continue
         memo = memos.get(item.get("call_id", ""))
         if memo is None:
