@@ -47,12 +47,12 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 from e2e_tools import claude_skip_reason, find_claude
+from fakeserver import LoopbackServer, QuietHandler
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -275,25 +275,15 @@ class FakeAnthropic:
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._ids = 0
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server = LoopbackServer("fake-anthropic")
 
     # lifecycle
     def start(self) -> FakeAnthropic:
-        handler = _make_handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="fake-anthropic", daemon=True
-        )
-        self._thread.start()
+        self._server.start(_make_handler(self))
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        self._server.stop()
 
     def __enter__(self) -> FakeAnthropic:
         return self.start()
@@ -303,9 +293,7 @@ class FakeAnthropic:
 
     @property
     def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the server is not running")
-        return int(self._server.server_address[1])
+        return self._server.port
 
     @property
     def url(self) -> str:
@@ -375,35 +363,18 @@ def _usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
     }
 
 
-def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+def _make_handler(api: FakeAnthropic) -> type[QuietHandler]:
+    class Handler(QuietHandler):
         server_version = "FakeAnthropic/1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            return
-
-        def _read(self) -> tuple[bytes, Any]:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError:
-                body = None
-            return raw, body
-
         def _send_json(self, status: int, payload: Any, raw: bytes | None = None) -> None:
-            data = raw if raw is not None else json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("request-id", api._next_id("req"))
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_json(status, payload, raw=raw, headers={"request-id": api._next_id("req")})
 
         def _handle(self) -> None:
             split = urlsplit(self.path)
-            raw, body = self._read() if self.command in ("POST", "PUT", "PATCH") else (b"", None)
+            raw, body = (
+                self.read_json() if self.command in ("POST", "PUT", "PATCH") else (b"", None)
+            )
             path = split.path.rstrip("/") or "/"
             turn: Turn | None = None
             index: int | None = None
@@ -514,13 +485,9 @@ def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             stop_reason: str,
             output_tokens: int,
         ) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.send_header("request-id", api._next_id("req"))
-            self.end_headers()
-            self.close_connection = True
+            self.start_sse(
+                "text/event-stream; charset=utf-8", headers={"request-id": api._next_id("req")}
+            )
             events: list[tuple[str, dict[str, Any]]] = [
                 (
                     "message_start",

@@ -30,9 +30,10 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Final
+
+from fakeserver import LoopbackServer, QuietHandler
 
 HERE: Final = Path(__file__).resolve().parent
 FAKE_MODEL: Final = "hharness-fake-model"
@@ -131,19 +132,13 @@ class FakeOpenAIServer:
         self.requests: list[RecordedRequest] = []
         self.other_paths: list[str] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server = LoopbackServer()
 
     # -- lifecycle
     def __enter__(self) -> FakeOpenAIServer:
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
                     owner._json(
@@ -169,23 +164,16 @@ class FakeOpenAIServer:
                     return
                 owner._answer(self, body)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._server.start(Handler)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        self._server.stop()
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "use the server as a context manager"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        assert self._server.running, "use the server as a context manager"
+        return f"http://127.0.0.1:{self._server.port}/v1"
 
     # -- behaviour
     def _note_other(self, path: str) -> None:
@@ -202,7 +190,7 @@ class FakeOpenAIServer:
         )
         return seen if seen < len(self.turns) else -1
 
-    def _answer(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+    def _answer(self, handler: QuietHandler, body: dict[str, Any]) -> None:
         with self._lock:
             if len(self.requests) >= self.max_requests:
                 overflow = True
@@ -282,7 +270,7 @@ class FakeOpenAIServer:
                 yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         yield chunk({}, turn.finish_reason)
 
-    def _stream(self, handler: BaseHTTPRequestHandler, turn: Turn, serial: int) -> None:
+    def _stream(self, handler: QuietHandler, turn: Turn, serial: int) -> None:
         payload = (
             b"".join(
                 b"data: " + json.dumps(c).encode() + b"\n\n" for c in self.chunks(turn, serial)
@@ -298,13 +286,8 @@ class FakeOpenAIServer:
         handler.wfile.flush()
 
     @staticmethod
-    def _json(handler: BaseHTTPRequestHandler, status: int, obj: Any) -> None:
-        data = json.dumps(obj).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+    def _json(handler: QuietHandler, status: int, obj: Any) -> None:
+        handler.send_json(status, obj)
 
 
 # --------------------------------------------------------------------------- probe plugin

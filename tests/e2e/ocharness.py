@@ -30,10 +30,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
+
+from fakeserver import LoopbackServer, QuietHandler
 
 __all__ = [
     "FakeChatServer",
@@ -145,8 +146,7 @@ class FakeChatServer:
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._agent_index = 0
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server = LoopbackServer()
 
     # -- lifecycle
     def __enter__(self) -> FakeChatServer:
@@ -162,32 +162,21 @@ class FakeChatServer:
         self.stop()
 
     def start(self) -> None:
-        if self._httpd is not None:
+        if self._server.running:
             return
         server = self
 
         class Handler(_Handler):
             owner = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self._server.start(Handler)
 
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self._server.stop()
 
     @property
     def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        return int(self._httpd.server_address[1])
+        return self._server.port
 
     @property
     def base_url(self) -> str:
@@ -215,29 +204,20 @@ class FakeChatServer:
             self.requests.append(request)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     owner: FakeChatServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # silence
-        pass
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
             m = self.owner.model
-            self._json(200, {"object": "list", "data": [{"id": m, "object": "model"}]})
+            self.send_json(200, {"object": "list", "data": [{"id": m, "object": "model"}]})
         else:
-            self._json(404, {"error": {"message": f"no route {self.path}"}})
+            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body: Any = json.loads(raw)
-        except ValueError:
-            body = None
+        raw, body = self.read_json()
         if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._json(404, {"error": {"message": f"no route {self.path}"}})
+            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
         turn = self.owner._next_turn(body)
         self.owner._record(
@@ -255,23 +235,10 @@ class _Handler(BaseHTTPRequestHandler):
         if stream:
             self._stream(answer, include_usage=_include_usage(body))
         else:
-            self._json(200, _completion(answer, self.owner.model))
-
-    def _json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+            self.send_json(200, _completion(answer, self.owner.model))
 
     def _stream(self, turn: Turn, *, include_usage: bool) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
+        self.start_sse()
         for chunk in stream_chunks(turn, self.owner.model, include_usage=include_usage):
             self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
             self.wfile.flush()
