@@ -121,6 +121,109 @@ def test_server_blocks_are_never_calls_whatever_the_stop_reason() -> None:
     }
 
 
+def data_lines(name: str) -> list[dict[str, Any]]:
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+
+
+def no_unknown_fields(value: Any, where: str) -> None:
+    """Every field of an SDK object is one the SDK declares (pydantic keeps the others
+    as extras), recursively: the fixture's shape is the SDK's, not a guess."""
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        assert not value.model_extra, (where, value.model_extra)
+        for field in type(value).model_fields:
+            no_unknown_fields(getattr(value, field), f"{where}.{field}")
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            no_unknown_fields(item, f"{where}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            no_unknown_fields(item, f"{where}.{key}")
+
+
+@pytest.mark.parametrize(
+    ("fixture", "module", "union"),
+    [
+        (
+            "anthropic-server-tool-search-code-execution.sse",
+            "anthropic.types",
+            "RawMessageStreamEvent",
+        ),
+        ("responses-hosted-items.sse", "openai.types.responses", "ResponseStreamEvent"),
+    ],
+)
+def test_fixture_events_have_the_sdk_shape(fixture: str, module: str, union: str) -> None:
+    pydantic = pytest.importorskip("pydantic")
+    adapter = pydantic.TypeAdapter(getattr(pytest.importorskip(module), union))
+    for chunk in data_lines(fixture):
+        if chunk["type"] == "ping":  # on the wire, not in the SDK's union (it skips them)
+            continue
+        no_unknown_fields(adapter.validate_python(chunk), chunk["type"])
+
+
+def test_tool_search_and_code_execution_blocks_stay_as_received() -> None:
+    name = "anthropic-server-tool-search-code-execution.sse"
+    events = list(iter_events(FIXTURES / name))
+    assert calls(events) == [
+        ("ready", "book_berth", {"port": "Brest", "berth": 6, "arrival": "2026-12-02T04:00"})
+    ]
+    assert {e.call_id for e in events if isinstance(e, ToolCallStarted | ToolCallDelta)} == {
+        "toolu_01DraftBookBerth000001"
+    }
+    # What was received, read straight from the wire: each block as it started, its
+    # streamed input (or text) joined.
+    blocks: list[dict[str, Any]] = []
+    streamed: dict[int, str] = {}
+    for chunk in data_lines(name):
+        if chunk["type"] == "content_block_start":
+            blocks.append(copy.deepcopy(chunk["content_block"]))
+        elif chunk["type"] == "content_block_delta":
+            delta = chunk["delta"]
+            if delta["type"] == "text_delta":
+                blocks[chunk["index"]]["text"] += delta["text"]
+            else:
+                streamed[chunk["index"]] = streamed.get(chunk["index"], "") + delta["partial_json"]
+    for index, text in streamed.items():
+        blocks[index]["input"] = json.loads(text)
+    done = done_of(events)
+    (message,) = done.messages
+    assert message == {"role": "assistant", "content": blocks}
+    assert [b["type"] for b in blocks].count("server_tool_use") == 9
+    assert {b["type"] for b in blocks} == {
+        "text",
+        "server_tool_use",
+        "tool_search_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "code_execution_tool_result",
+        "web_fetch_tool_result",
+        "tool_use",
+    }
+    assert done.response["container"]["id"] == "container_01DraftTides0001"
+
+
+def test_tool_search_and_code_execution_message_is_what_the_sdk_accumulates() -> None:
+    streaming = pytest.importorskip("anthropic.lib.streaming._messages")
+    name = "anthropic-server-tool-search-code-execution.sse"
+    snapshot: Any = None
+    buffers: dict[int, bytes] = {}
+    for chunk in data_lines(name):
+        if chunk["type"] != "ping":
+            snapshot = streaming.accumulate_event(
+                event=chunk, current_snapshot=snapshot, json_bufs=buffers
+            )
+    content = [block.to_dict() for block in snapshot.content]
+    done = done_of(list(iter_events(FIXTURES / name)))
+    assert done.messages[0]["content"] == content
+    # and it can be sent back as the assistant turn
+    pydantic = pytest.importorskip("pydantic")
+    types = pytest.importorskip("anthropic.types")
+    adapter = pydantic.TypeAdapter(list[types.MessageParam])
+    adapter.validate_python(list(done.messages), strict=True)
+
+
 def test_a_client_call_next_to_a_pending_server_call() -> None:
     events = list(iter_events(FIXTURES / "anthropic-server-and-client-tool-mixed.sse"))
     assert calls(events) == [("ready", "calendar_lookup", {"day": "2026-12-02"})]
@@ -332,6 +435,31 @@ def test_hosted_items_are_not_calls() -> None:
     assert calls(events) == []
     types = [i["type"] for i in done_of(events).messages]
     assert types == ["shell_call", "shell_call_output", "message"]
+    # Every other hosted kind, streamed with its own progress and argument events (the
+    # MCP call's `mcp_call_arguments.delta` is not a function call's): only the client's
+    # function call is a call, and the output items are the messages as received.
+    chunks = data_lines("responses-hosted-items.sse")
+    events = list(iter_events(FIXTURES / "responses-hosted-items.sse"))
+    assert calls(events) == [("ready", "book_berth", {"port": "Brest", "berth": 6})]
+    assert {e.call_id for e in events if isinstance(e, ToolCallStarted | ToolCallDelta)} == {
+        "call_draftBookBerth01"
+    }
+    done = done_of(events)
+    output = chunks[-1]["response"]["output"]
+    assert list(done.messages[:-1]) == output[:-1]  # the hosted items, as received
+    call = {**output[-1], "arguments": json.dumps({"port": "Brest", "berth": 6})}
+    assert done.messages[-1] == call  # the call with the arguments it is ready with
+    assert [i["type"] for i in done.messages] == [
+        "mcp_list_tools",
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "mcp_call",
+        "image_generation_call",
+        "message",
+        "function_call",
+    ]
+    assert not done.tool_calls_missing
     server_search = {
         "type": "tool_search_call",
         "id": "ts",
