@@ -372,7 +372,7 @@ def test_repair_and_the_assembler_agree_on_valid_text(text: str) -> None:
     [
         ("[" * 513 + "]" * 513, TooDeepError),  # json.loads reads it; both refuse it
         (json.dumps([[[[1]]]] * 200)[:-1] + ", " + "[" * 600 + "]" * 600 + "]", TooDeepError),
-        ("[" + "1" * 5000 + "]", UnrepairableError),  # past Python's int digit limit
+        ("[" + "1" * 5000 + "]", UnrepairableError),  # past MAX_INTEGER_DIGITS
         ("[1e400, 2]", UnrepairableError),  # json.loads gives inf
         (json.dumps([[i, 1e300] for i in range(600)])[:-1] + ", [1e+400]]", UnrepairableError),
         (json.dumps([[i] for i in range(600)])[:-1] + ", 1" + "0" * 400 + ".5]", UnrepairableError),

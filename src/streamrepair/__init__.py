@@ -124,6 +124,7 @@ if _typing.TYPE_CHECKING:
     from .syntax.assembler import (
         DEFAULT_MAX_DEPTH,
         DEFAULT_MAX_SIZE,
+        MAX_INTEGER_DIGITS,
         MAX_SCALAR_CHARS,
         MAX_TOKEN_CHARS,
         ArgumentAssembler,
@@ -214,6 +215,7 @@ _EXPORTS: dict[str, str] = {
     "HistoryProblem": "turn.history",
     "HistoryRepair": "turn.history",
     "InstallError": "errors",
+    "MAX_INTEGER_DIGITS": "syntax.assembler",
     "MAX_SCALAR_CHARS": "syntax.assembler",
     "MAX_TOKEN_CHARS": "syntax.assembler",
     "OTelMetrics": "telemetry.otel",
@@ -299,6 +301,7 @@ __all__ = [
     "DEFAULT_ABORT_TIMEOUT",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_SIZE",
+    "MAX_INTEGER_DIGITS",
     "MAX_SCALAR_CHARS",
     "MAX_TOKEN_CHARS",
     "REPAIR_MAX_SIZE",

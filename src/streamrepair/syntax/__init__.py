@@ -24,6 +24,7 @@ if _typing.TYPE_CHECKING:
     from .assembler import (
         DEFAULT_MAX_DEPTH,
         DEFAULT_MAX_SIZE,
+        MAX_INTEGER_DIGITS,
         MAX_SCALAR_CHARS,
         MAX_TOKEN_CHARS,
         ArgumentAssembler,
@@ -68,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "normalize": "changes",
     "DEFAULT_MAX_DEPTH": "assembler",
     "DEFAULT_MAX_SIZE": "assembler",
+    "MAX_INTEGER_DIGITS": "assembler",
     "MAX_SCALAR_CHARS": "assembler",
     "MAX_TOKEN_CHARS": "assembler",
     "REPAIR_MAX_SIZE": "oneshot",
@@ -77,6 +79,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_SIZE",
+    "MAX_INTEGER_DIGITS",
     "MAX_SCALAR_CHARS",
     "MAX_TOKEN_CHARS",
     "REPAIR_MAX_SIZE",

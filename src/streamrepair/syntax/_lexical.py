@@ -12,9 +12,16 @@ import json.decoder
 import math
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from ..results import RepairKind
+
+#: Most digits an integer may have (Python's default int limit, so ``json.loads`` under
+#: the default setting agrees). The verdict never depends on ``sys.set_int_max_str_digits``:
+#: an integer of at most this many digits is read whatever the setting, a longer one is
+#: refused whatever the setting (reading one costs time quadratic in its length).
+MAX_INTEGER_DIGITS = 4300
 
 WS = re.compile(r"[ \t\n\r]+")
 DQ_RUN = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]+')
@@ -162,16 +169,29 @@ def scalar(token: str) -> Any:
     return int(token)
 
 
+def long_integer(token: str) -> bool:
+    """Whether a token is an integer of more than :data:`MAX_INTEGER_DIGITS` digits."""
+    digits = len(token) - (token[:1] == "-")
+    return (
+        digits > MAX_INTEGER_DIGITS
+        and NUMBER.fullmatch(token) is not None
+        and (token.isdigit() or token[1:].isdigit())
+    )
+
+
 def number(token: str) -> Any:
-    """The value of a token that matches ``NUMBER``, or None when Python cannot hold it:
-    an int past Python's digit limit, or a float past the float range (``1e400``), which
-    JSON cannot write back (json.loads would give ``inf``)."""
-    try:
-        if token.isdigit() or (token[0] == "-" and token[1:].isdigit()):
+    """The value of a token that matches ``NUMBER``, or None when it is refused: an
+    integer of more than :data:`MAX_INTEGER_DIGITS` digits, or a float past the float range
+    (``1e400``), which JSON cannot write back (json.loads would give ``inf``). Neither
+    verdict depends on the process's int conversion limit."""
+    if token.isdigit() or (token[0] == "-" and token[1:].isdigit()):
+        if len(token) - (token[0] == "-") > MAX_INTEGER_DIGITS:
+            return None
+        try:
             return int(token)
-        value = float(token)
-    except ValueError:  # more digits than Python's int limit
-        return None
+        except ValueError:  # the process set a lower int limit: read it without int()
+            return int(Decimal(token))
+    value = float(token)
     return None if math.isinf(value) else value
 
 

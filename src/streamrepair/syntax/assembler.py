@@ -84,6 +84,7 @@ from ._lexical import (
     KEY_RUN,
     KEY_START,
     LITERAL_CONTROLS,
+    MAX_INTEGER_DIGITS,
     NUMBER,
     NUMBER_LANE,
     NUMBER_PREFIX_LONGEST,
@@ -101,6 +102,7 @@ from ._lexical import (
     WS,
     classify,
     lane_value,
+    long_integer,
     number_signature,
     overflows,
     path_like,
@@ -114,6 +116,7 @@ from .changes import Change
 __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_SIZE",
+    "MAX_INTEGER_DIGITS",
     "MAX_SCALAR_CHARS",
     "MAX_TOKEN_CHARS",
     "ArgumentAssembler",
@@ -158,6 +161,8 @@ _KEY_ONLY = frozenset({_COLON, _VALUE, _TOKEN, _BACKSLASH})
 
 def _not_a_value(token: str) -> str:
     """Why a whole token is refused."""
+    if long_integer(token):
+        return f"integer longer than {MAX_INTEGER_DIGITS} digits: {token[:40]!r}"
     if NUMBER.fullmatch(token) is not None:
         return f"number out of range: {token[:40]!r}"
     return f"not a JSON value: {token[:40]!r}"

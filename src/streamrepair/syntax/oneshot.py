@@ -5,18 +5,21 @@ text fed in one delta (the same value and repairs, or the same error), with one 
 text longer than ``max_size`` that needs a repair raises :class:`~streamrepair.TooLargeError`.
 Valid JSON goes through ``json.loads`` (fast), and its value is only taken when the machine
 would have read the same: no surrogate code point (the machine joins or replaces them), no
-number past a float's range (refused like ``Infinity``), no nesting past ``max_depth``.
-Otherwise the machine reads the text and decides.
+number past a float's range (refused like ``Infinity``), no integer of more than
+``MAX_INTEGER_DIGITS`` digits (whatever ``sys.set_int_max_str_digits`` says), no nesting past
+``max_depth``. Otherwise the machine reads the text and decides.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 from ..errors import TooLargeError
 from ..results import Repaired
+from ._lexical import MAX_INTEGER_DIGITS
 from .assembler import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, ArgumentAssembler
 
 __all__ = ["REPAIR_MAX_SIZE", "repair"]
@@ -34,8 +37,23 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(name)
 
 
+def _bounded_int(digits: str) -> int:
+    if len(digits) - (digits[0] == "-") > MAX_INTEGER_DIGITS:
+        raise ValueError("integer longer than MAX_INTEGER_DIGITS")
+    return int(digits)
+
+
 # One decoder, built once: json.loads with keyword arguments would build one per call.
 _STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+# For a process whose int limit lets json read integers past MAX_INTEGER_DIGITS (the
+# default limit refuses them in C already): such a text goes to the machine, which refuses.
+_BOUNDED_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_bounded_int)
+_int_limit = getattr(sys, "get_int_max_str_digits", None)  # Python 3.10.7 and later
+
+
+def _decoder() -> json.JSONDecoder:
+    limit = 0 if _int_limit is None else _int_limit()
+    return _STRICT_DECODER if 0 < limit <= MAX_INTEGER_DIGITS else _BOUNDED_DECODER
 
 
 def repair(
@@ -46,11 +64,12 @@ def repair(
     Valid JSON comes back as ``json.loads`` would give it, with no repairs, at any size,
     within the assembler's rules: nested at most ``max_depth`` deep (else
     :class:`~streamrepair.TooDeepError`), no number past a float's range, lone surrogates
-    replaced. Text that needs a repair and is longer than ``max_size`` characters raises
-    :class:`~streamrepair.TooLargeError`. Unrepairable or empty text raises
-    :class:`~streamrepair.UnrepairableError` (at any size, with the position of the first
-    impossible character); several distinct concatenated values raise
-    :class:`~streamrepair.ConcatenatedValuesError`.
+    replaced, no integer of more than :data:`~streamrepair.MAX_INTEGER_DIGITS` digits
+    (whatever the process's int limit). Text that needs a repair and is longer than
+    ``max_size`` characters raises :class:`~streamrepair.TooLargeError`. Unrepairable or
+    empty text raises :class:`~streamrepair.UnrepairableError` (at any size, with the
+    position of the first impossible character); several distinct concatenated values
+    raise :class:`~streamrepair.ConcatenatedValuesError`.
     """
     if not isinstance(text, str):
         raise TypeError(f"repair() takes str, not {type(text).__name__}")
@@ -58,7 +77,7 @@ def repair(
     # machine, as do top-level scalars.
     if text[:1] in _OPENERS or text.lstrip()[:1] in _OPENERS:
         try:
-            value = _STRICT_DECODER.decode(text)
+            value = _decoder().decode(text)
         except (ValueError, RecursionError):
             pass
         else:
