@@ -9,6 +9,7 @@ or cannot be repaired. See ``docs/proxy.md``.
 
 * :mod:`.relay`: :class:`Relay`, :class:`ArgumentEmitter`, :class:`HeldArguments`,
   :class:`CallMemo`; :mod:`.chat`, :mod:`.anthropic`, :mod:`.responses`: one relay each;
+* :mod:`.whole`: :func:`judge_body` (a non-streamed response judged by the same relay);
 * :mod:`.fixes`: :func:`fix_request` (request-side fixes) and :func:`referenced_calls`;
 * :mod:`.store`: :class:`MemoryStore`, :class:`RedisStore`, :func:`open_store`;
 * :mod:`.metrics`: :class:`ProxyMetrics` (``/metrics``);
@@ -75,6 +76,7 @@ if _typing.TYPE_CHECKING:
         UpstreamClient,
         UpstreamResponse,
     )
+    from .whole import body_events, judge_body, notice_item, rewrite_body
 
 _EXPORTS: dict[str, str] = {
     "AnthropicRelay": "anthropic",
@@ -125,6 +127,10 @@ _EXPORTS: dict[str, str] = {
     "HttpxUpstream": "upstream",
     "UpstreamClient": "upstream",
     "UpstreamResponse": "upstream",
+    "body_events": "whole",
+    "judge_body": "whole",
+    "notice_item": "whole",
+    "rewrite_body": "whole",
 }
 
 __all__ = [
@@ -162,17 +168,21 @@ __all__ = [
     "UpstreamClient",
     "UpstreamResponse",
     "argument_text",
+    "body_events",
     "closing_stop",
     "compact_json",
     "create_app",
     "fix_request",
+    "judge_body",
     "memo_key",
     "memos_of_response",
     "note_dicts",
+    "notice_item",
     "notice_text",
     "notice_verdicts",
     "open_store",
     "referenced_calls",
+    "rewrite_body",
     "sse_event",
     "streamable_fields",
     "usable_tools",

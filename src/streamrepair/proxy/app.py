@@ -58,6 +58,7 @@ from .upstream import (
     UpstreamClient,
     UpstreamResponse,
 )
+from .whole import judge_body
 
 if TYPE_CHECKING:
     import httpx
@@ -377,6 +378,7 @@ class _Proxy:
             return self._upstream_failed(protocol, 502, message, info, started)
         info["upstream_status"] = answer.status
         relay = self._relay_for(protocol, parsed, answer, text_calls, stream_arguments)
+        whole = self._whole_for(protocol, parsed, answer) if relay is None else None
         if relay is not None and relay.text_calls:
             info["text_tool_calls"] = text_calls
         if relay is not None and relay.stream_arguments:
@@ -384,20 +386,20 @@ class _Proxy:
         drop = set(_HOP_BY_HOP)
         if relay is not None:
             drop.add("content-encoding")
-        else:
+        elif whole is None:
             drop.discard("content-length")  # the same bytes go out
         headers = [(k, v) for k, v in answer.headers if k.lower() not in drop]
         if fixes.counts:
             headers.append((FIXES_HEADER, fixes.header()))
+        if whole is not None:
+            return await self._judge(request, whole, answer, headers, info, started)
         if relay is None:
             remember = self._remembers(protocol, parsed, answer)
             stream = self._pass(answer, info, started, remember, request)
         else:
             stream = self._relay(request, relay, answer, parsed or {}, info, started)
         streaming = StreamingResponse(stream, status_code=answer.status)
-        streaming.raw_headers = [
-            (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers
-        ]
+        streaming.raw_headers = _raw(headers)
         return streaming
 
     async def _fix(
@@ -469,6 +471,30 @@ class _Proxy:
             stream_arguments=stream_arguments,
         )
 
+    def _whole_for(
+        self,
+        protocol: ApiProtocol | None,
+        parsed: dict[str, Any] | None,
+        answer: UpstreamResponse,
+    ) -> Relay | None:
+        """The relay that judges a non-streaming answer (``whole.py``): a ``200``
+        uncompressed JSON body of a request whose ``stream`` is not true; None for every
+        other answer (passed through untouched)."""
+        if protocol is None or parsed is None or parsed.get("stream") is True:
+            return None
+        if answer.status != 200 or "json" not in answer.header("content-type"):
+            return None
+        if answer.header("content-encoding").strip().lower() not in ("", "identity"):
+            return None  # compressed: passed on unread
+        n = parsed.get("n")
+        if protocol is ApiProtocol.CHAT and isinstance(n, int) and n > 1:
+            return None
+        # Text tool calls are read in streams only (docs/proxy.md).
+        return _RELAYS[protocol](
+            tools=usable_tools(parsed.get("tools")),
+            max_argument_chars=self.config.max_argument_chars,
+        )
+
     def _upstream_failed(
         self,
         protocol: ApiProtocol | None,
@@ -509,12 +535,21 @@ class _Proxy:
         started: float,
         remember: ApiProtocol | None = None,
         request: Request | None = None,
+        *,
+        read: tuple[bytes, AsyncIterator[bytes], float | None] | None = None,
     ) -> AsyncIterator[bytes]:
+        """The answer as the upstream sent it (``read``: the bytes already read, the
+        body's iterator they came from and when the first came)."""
         sent = 0
         first: float | None = None
         held: list[bytes] = []  # a non-streaming body, kept until its memos are stored
+        pieces = answer.body()
+        if read is not None:
+            start, pieces, first = read
+            sent = len(start)
+            yield start
         try:
-            async for chunk in answer.body():
+            async for chunk in pieces:
                 if first is None:
                     first = time.perf_counter()
                 sent += len(chunk)
@@ -542,6 +577,61 @@ class _Proxy:
                 await answer.aclose()
             info["response_bytes"] = sent
             self._log(info, answer.status, started, first)
+
+    async def _judge(
+        self,
+        request: Request,
+        relay: Relay,
+        answer: UpstreamResponse,
+        headers: list[tuple[str, str]],
+        info: dict[str, Any],
+        started: float,
+    ) -> Response:
+        """A non-streaming answer, read whole (up to ``max_request_bytes``) and judged
+        by ``relay`` (``whole.py``); sent as it came when there is nothing to change,
+        with its own ``content-length`` when there is. A larger body is passed on
+        unread."""
+        limit = self.config.max_request_bytes
+        parts: list[bytes] = []
+        size = 0
+        first: float | None = None
+        pieces = answer.body()
+        try:
+            async for chunk in pieces:
+                if first is None:
+                    first = time.perf_counter()
+                parts.append(chunk)
+                size += len(chunk)
+                if size > limit:
+                    stream = self._pass(
+                        answer, info, started, read=(b"".join(parts), pieces, first)
+                    )
+                    passing = StreamingResponse(stream, status_code=answer.status)
+                    length = [(k, v) for k, v in answer.headers if k.lower() == "content-length"]
+                    passing.raw_headers = _raw(headers + length)
+                    return passing
+        except UpstreamBroken as exc:  # what came is sent as it came (it will not parse)
+            info["upstream_error"] = exc.kind
+            self.metrics.add("streamrepair_proxy_upstream_errors_total", kind="read")
+        finally:
+            if size <= limit:
+                with anyio.CancelScope(shield=True):
+                    await answer.aclose()
+        data = b"".join(parts)
+        judged = None if "upstream_error" in info else judge_body(relay, data)
+        if relay.ended:
+            memos = relay.memos()
+            if memos:
+                credential = self._credential(request)
+                await self.store.put({memo_key(credential, m.call_id): m for m in memos})
+            self._account(relay, info)
+            info["body_rewritten"] = judged is not None
+        body = data if judged is None else judged
+        response = Response(content=body, status_code=answer.status)
+        response.raw_headers = _raw([*headers, ("content-length", str(len(body)))])
+        info["response_bytes"] = len(body)
+        self._log(info, answer.status, started, first)
+        return response
 
     async def _remember(self, protocol: ApiProtocol, body: bytes, request: Request) -> None:
         try:
@@ -657,6 +747,10 @@ class _Proxy:
         if first is not None:
             record["upstream_first_byte_ms"] = round((first - started) * 1000, 2)
         _LOGGER.info(json.dumps(record, ensure_ascii=True, default=str))
+
+
+def _raw(headers: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
 
 
 def _slices(data: bytes) -> Iterator[bytes]:
