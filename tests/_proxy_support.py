@@ -109,7 +109,8 @@ def as_sse(data: bytes) -> bytes | None:
 @dataclass
 class Reply:
     """A scripted answer: SSE ``body`` (streamed in ``chunk``-byte pieces with ``delay``
-    seconds between them) or a JSON ``json`` body with ``status``."""
+    seconds between them), a JSON ``json`` body with ``status``, or ``body`` sent whole
+    as ``media_type``."""
 
     body: bytes = b""
     status: int = 200
@@ -117,6 +118,8 @@ class Reply:
     chunk: int = 64
     delay: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)  # added to the answer's
+    #: Another type sends ``body`` whole, as it is (a JSON body byte for byte).
+    media_type: str = "text/event-stream"
 
 
 @dataclass
@@ -181,6 +184,13 @@ class FakeUpstream:
             return JSONResponse({"error": {"message": "script exhausted"}}, status_code=500)
         if reply.json is not None:
             return JSONResponse(reply.json, status_code=reply.status, headers=reply.headers)
+        if reply.media_type != "text/event-stream":
+            return Response(
+                reply.body,
+                status_code=reply.status,
+                media_type=reply.media_type,
+                headers=reply.headers,
+            )
         return StreamingResponse(
             self._stream(reply),
             status_code=reply.status,

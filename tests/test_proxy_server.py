@@ -216,7 +216,8 @@ def test_reasoning_of_a_non_streaming_turn_is_remembered() -> None:
         raw = client.chat.completions.with_raw_response.create(
             model="deepseek-v4-flash", messages=history, tools=TOOLS
         )
-        assert json.loads(raw.http_response.content) == completion  # passed through as sent
+        # nothing to change: as sent
+        assert json.loads(raw.http_response.content) == completion
         call = {
             "id": "call_ns",
             "type": "function",
@@ -600,11 +601,39 @@ def test_oversized_arguments_are_withheld() -> None:
 # -- pass-through -------------------------------------------------------------------------
 
 
-def test_other_paths_non_streaming_and_errors_pass_through_untouched() -> None:
+def test_other_paths_errors_and_unchanged_bodies_pass_through_untouched() -> None:
+    """Other paths, error answers and non-streaming bodies with nothing to change go out
+    as the upstream sent them; a non-streaming body with a call to withhold does not
+    (``test_proxy_whole.py``)."""
     completion = {"id": "c", "object": "chat.completion", "choices": [], "x_vendor": {"a": 1}}
+    unchanged = json.dumps(completion, indent=2).encode()  # not how the proxy would write it
+    cut_message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_cut",
+                "type": "function",
+                "function": {
+                    "name": "write_file",
+                    "arguments": '{"path": "big.py", "content": "de',
+                },
+            }
+        ],
+    }
+    cut = {
+        "id": "c2",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": cut_message, "finish_reason": "length"}],
+    }
     error = {"error": {"message": "Invalid model", "type": "invalid_request_error", "param": None}}
     fake = FakeUpstream(
-        script=[Reply(json=completion), Reply(json=error, status=400)], deepseek_rules=False
+        script=[
+            Reply(body=unchanged, media_type="application/json"),
+            Reply(json=cut),
+            Reply(json=error, status=400),
+        ],
+        deepseek_rules=False,
     )
     request = {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}], "x_extra": [1]}
     raw = json.dumps(request, separators=(",", ":")).encode()
@@ -616,9 +645,15 @@ def test_other_paths_non_streaming_and_errors_pass_through_untouched() -> None:
         }
         models = httpx.get(f"{url}/v1/models?limit=5", headers=headers)
         plain = httpx.post(f"{url}/v1/chat/completions", content=raw, headers=headers)
+        judged = httpx.post(f"{url}/v1/chat/completions", content=raw, headers=headers)
         bad = httpx.post(f"{url}/v1/chat/completions", content=raw, headers=headers)
     assert models.json() == {"object": "list", "data": [{"id": "fake-model"}]}
-    assert plain.json() == completion
+    assert plain.content == unchanged  # byte for byte
+    assert plain.headers["content-length"] == str(len(unchanged))
+    message = judged.json()["choices"][0]["message"]
+    assert "tool_calls" not in message  # the cut-off call is never handed out
+    assert message["content"].startswith("[streamrepair: write_file was not executed")
+    assert judged.headers["content-length"] == str(len(judged.content))
     assert bad.status_code == 400
     assert bad.json() == error
     assert FIXES_HEADER not in plain.headers
