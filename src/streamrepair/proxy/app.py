@@ -8,8 +8,10 @@ kinds of request are looked at (``POST``, JSON body):
   ``count_tokens``) and ``.../responses`` (Responses): the request-side fixes of
   ``fixes.py`` (with the memos the store holds for the calls the history mentions);
   when ``stream`` is true and the upstream answers ``200`` with an event stream, the
-  response goes through the protocol's :class:`~.relay.Relay`;
-* everything else, non-streaming responses, error answers and streams of requests with
+  response goes through the protocol's :class:`~.relay.Relay`; when it is not and the
+  upstream answers ``200`` with an uncompressed JSON body, the body is read whole and
+  judged by the same relay (``whole.py``: sent byte for byte when nothing changes);
+* everything else, error answers, compressed or non-JSON bodies and requests with
   ``n > 1`` are passed through untouched: status, headers and body bytes as the
   upstream sent them.
 
