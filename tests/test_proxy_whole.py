@@ -370,6 +370,26 @@ def test_concatenated_values_become_calls_of_their_own() -> None:
     ]
 
 
+def test_the_legacy_function_call_is_judged_in_its_own_shape() -> None:
+    body = chat_body([], "function_call")
+    message = body["choices"][0]["message"]
+    del message["tool_calls"]
+    message["function_call"] = {"name": "read", "arguments": '{"path": "a",}'}
+    out, _ = judge("chat", body)
+    assert out is not None
+    assert out["choices"][0]["message"]["function_call"] == {
+        "name": "read",
+        "arguments": '{"path":"a"}',
+    }
+    assert out["choices"][0]["finish_reason"] == "function_call"
+    message["function_call"] = {"name": "read", "arguments": '{"path": "a'}
+    out, _ = judge("chat", body)
+    assert out is not None
+    assert "function_call" not in out["choices"][0]["message"]
+    assert out["choices"][0]["message"]["content"].startswith(NOTICE_PREFIX)
+    assert out["choices"][0]["finish_reason"] == "length"
+
+
 def test_arguments_sent_as_an_object_are_kept_when_valid() -> None:
     body = chat_body([("call_1", "read", {"path": "a"})], "tool_calls")
     assert judge("chat", body)[0] is None

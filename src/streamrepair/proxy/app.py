@@ -545,8 +545,9 @@ class _Proxy:
         sent = 0
         first: float | None = None
         held: list[bytes] = []  # a non-streaming body, kept until its memos are stored
-        pieces = answer.body()
-        if read is not None:
+        if read is None:
+            pieces = answer.body()
+        else:
             start, pieces, first = read
             sent = len(start)
             yield start
