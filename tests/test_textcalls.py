@@ -42,7 +42,9 @@ from streamrepair import (
     load_recording,
 )
 from streamrepair.providers import MAX_HEADER_CHARS, WireEnd, WireReasoning, WireText
+from streamrepair.providers._textbase import NameHeader, valid_name
 from streamrepair.providers._textregions import START_MARKERS
+from streamrepair.providers._texttokens import KimiId, kimi_name
 from streamrepair.providers._textvalues import convert_python, convert_text, param_types
 from streamrepair.syntax.changes import change_from_dict, normalize
 
@@ -466,6 +468,120 @@ def test_undecided_markup_is_held_within_the_bound(case: int) -> None:
     assert most <= MAX_HEADER_CHARS + 64, most
 
 
+# (format, tools?, text up to and including the first character that rules a call out)
+RULED_OUT = [
+    ("glm", False, "<tool_call>no n"),
+    ("auto", False, "<tool_call>no n"),
+    ("glm", True, "<tool_call>no n"),
+    ("glm", False, "<tool_call>get_weather,"),
+    ("mistral", False, "[TOOL_CALLS] not j"),
+    ("auto", False, "[TOOL_CALLS] not j"),
+    ("mistral", True, "[TOOL_CALLS] not j"),
+    ("mistral", False, "[TOOL_CALLS] ,"),
+    ("mistral", False, "[TOOL_CALLS] [x"),
+    ("mistral", False, "[TOOL_CALLS]get_weather,"),
+    ("qwen3_coder", False, "<function=a b"),
+    ("auto", False, "x <function=get w"),
+    ("auto", False, "<tool_call>\n<function=write f"),
+    ("auto", False, "<｜tool▁call▁begin｜>no s"),
+    ("deepseek", False, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get w"),
+    ("kimi_k2", False, "<|tool_call_begin|>functions.get w"),
+    ("kimi_k2", False, "<|tool_call_begin|>functions.get,"),
+    ("kimi_k2", False, "<|tool_call_begin|>functions.a:0 b:"),
+    ("hermes", False, '<tool_call>{"name": "get '),
+    ("hermes", False, "<tool_call> x"),
+    ("auto", False, '<|python_tag|>{"name": "a('),
+    ("auto", False, "<|python_tag|> hello t"),
+    ("llama3_json", True, '{"name": "B'),
+    ("llama3_json", False, '{"name": "a '),
+    ("pythonic", True, "[B"),
+    ("pythonic", False, "[1"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(RULED_OUT)))
+def test_markup_is_released_at_the_first_character_that_rules_a_call_out(case: int) -> None:
+    # One character at a time: held until the last character of `text` (something is
+    # still out), released whole and in order with it; the rest goes on as text.
+    fmt, with_tools, text = RULED_OUT[case]
+    stage = TextCallExtractor(fmt, tools=TOOLS if with_tools else None)
+    out = ""
+    for i, char in enumerate(text):
+        out += "".join(d.text for d in stage.feed(WireText(text=char)) if isinstance(d, WireText))
+        if i == len(text) - 2:
+            assert len(out) < len(text) - 1, out  # the markup is held up to here
+    assert out == text
+    rest = "ame here, and more prose " * 30
+    out += "".join(d.text for d in stage.feed(WireText(text=rest)) if isinstance(d, WireText))
+    out += "".join(d.text for d in stage.finish() if isinstance(d, WireText))
+    assert out == text + rest
+    assert stage.calls_found == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(range(len(RULED_OUT))), st.lists(st.integers(1, 60), max_size=8))
+def test_ruled_out_markup_any_split(case: int, cuts: list[int]) -> None:
+    fmt, with_tools, text = RULED_OUT[case]
+    text += "ame here, and more <tool_call>prose"
+    tools = TOOLS if with_tools else None
+    whole = summary(run([text], fmt, tools=tools))
+    assert summary(run(split(text, cuts), fmt, tools=tools)) == whole
+    assert summary(run(list(text), fmt, tools=tools)) == whole
+    assert [e["type"] for e in whole] == ["text_delta", "done"]
+    assert whole[0]["text"] == text
+
+
+def test_a_marker_led_call_to_an_unknown_tool_is_still_a_call() -> None:
+    # The markup is the model's call; the tracker rejects it as unknown_tool (so the
+    # harness can tell the model), where a bare reply to no known tool is text.
+    text = "<tool_call>get_wether<arg_key>city</arg_key><arg_value>Oslo</arg_value></tool_call>"
+    events = run([text], "glm", tools=TOOLS)
+    (rejected,) = [e for e in events if isinstance(e, ToolCallRejected)]
+    assert rejected.reason.value == "unknown_tool"
+    assert texts(events) == ""
+
+
+NAME_ALPHABET = st.text(st.sampled_from('ab_.:-\t\n <,"=|'), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(NAME_ALPHABET, st.integers(0, 300), NAME_ALPHABET, st.lists(st.integers(1, 400)))
+def test_a_name_header_is_ruled_out_exactly_when_no_name_can_follow(
+    head: str, run_of: int, tail: str, cuts: list[int]
+) -> None:
+    # NameHeader accepts a text iff it is blank or valid_name(text.strip()): the headers
+    # that are blank so far or can still be ended by a marker. Any split, same verdict.
+    header = head + "n" * run_of + tail
+    check = NameHeader()
+    verdict = all(check.feed(piece) for piece in split(header, cuts))
+    assert verdict == (not header.strip() or valid_name(header.strip()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["", " ", "\n", "functions.", " functions.", "function", "fun.x"]),
+    st.text(st.sampled_from("ab:.0 ,<"), max_size=10),
+    st.integers(0, 300),
+    st.text(st.sampled_from("ab:.0 ,<"), max_size=10),
+    st.lists(st.integers(1, 400)),
+)
+def test_a_kimi_id_is_ruled_out_only_when_no_valid_name_can_follow(
+    lead: str, middle: str, run_of: int, more: str, cuts: list[int]
+) -> None:
+    # Sound: an id whose name is valid is never ruled out, whatever came before it was
+    # split into. Ruled out: no continuation makes the name valid (one that ends the name
+    # at once, ":0", and one that adds nothing, are tried).
+    ident = lead + middle + "a" * run_of + more
+    check = KimiId()
+    ruled_out = not all(check.feed(piece) for piece in split(ident, cuts))
+    if valid_name(kimi_name(ident.strip())):
+        assert not ruled_out
+    if ruled_out:
+        for after in ("", ":0", "b:0", ".b:0"):
+            if ident.strip().startswith("functions."):
+                assert not valid_name(kimi_name((ident + after).strip())), after
+
+
 def test_plain_text_passes_through_as_the_same_objects() -> None:
     stage = TextCallExtractor("auto")
     stage.feed(WireText(text="Hi"))  # the start of a channel goes the slow way (whitespace)
@@ -583,6 +699,10 @@ FRAGMENTS = [
     "prose",
     "<",
     "[",
+    "get_weather",
+    "a b",
+    "functions.f x:0",
+    ",",
 ]
 
 

@@ -12,6 +12,13 @@ The readers every format shares (:meth:`Region.read_until` a header, :meth:`Regi
 a marker, :meth:`Region.pass_json` argument JSON) return either what they read or, as a
 ``bool``, what the state returns: ``if isinstance(found, bool): return found``.
 
+A header that is a name (a tool name, a parameter name, a Mistral or DeepSeek call head)
+is followed piece by piece by a :class:`HeaderCheck` while it is read: the region fails
+(its markup is released as text) at the first character no valid header can go on from,
+not when the header ends or its bound is hit. A check only ever rules out what the
+header's final validation would reject, so it changes when markup is released, never
+whether it is a call.
+
 ``held`` is the markup consumed since the last point where it became output (a call
 announced, argument text passed on, framing dropped): if the markup turns out not to be
 what it looked like, ``fail()`` releases it, its first piece as text and the rest to be
@@ -40,7 +47,7 @@ _encode_string: Callable[[str], str] = json.encoder.encode_basestring
 
 #: Longest tool name (and parameter name) accepted.
 MAX_NAME_CHARS: Final = 256
-_NAME_BAD = re.compile(r"[\s<>{}\[\]\"'(),;=`|\\]")
+NAME_BAD = re.compile(r"[\s<>{}\[\]\"'(),;=`|\\]")
 NAME_START = re.compile(r"[\w.\-]")
 #: Characters a JSON value can begin with (GLM values without a type are read as JSON).
 _JSON_START: Final = frozenset('{["-0123456789tfn')
@@ -54,7 +61,52 @@ _WRAPPER_KEYS: Final = frozenset({"id", "type", "index"})
 
 def valid_name(name: str) -> bool:
     """A tool or parameter name as the templates write them: no whitespace, no markup."""
-    return 0 < len(name) <= MAX_NAME_CHARS and _NAME_BAD.search(name) is None
+    return 0 < len(name) <= MAX_NAME_CHARS and NAME_BAD.search(name) is None
+
+
+class HeaderCheck:
+    """Follows a header piece by piece: :meth:`feed` is False as soon as no text that
+    begins with what was fed can be a valid header (each piece is looked at once)."""
+
+    __slots__ = ()
+
+    def feed(self, piece: str) -> bool:
+        raise NotImplementedError
+
+
+#: A piece of a name header: whitespace, name characters, whitespace (all may be empty).
+_NAME_PIECE = re.compile(r"(\s*)([^\s<>{}\[\]\"'(),;=`|\\]*)(\s*)")
+_ALL_WS = re.compile(r"\s*")
+
+
+class NameHeader(HeaderCheck):
+    """A header that is one name with optional whitespace around it (what
+    ``valid_name(header.strip())`` accepts): ruled out by a character no name has, by
+    anything but whitespace after the whitespace that follows the name, and by a name
+    longer than :data:`MAX_NAME_CHARS`."""
+
+    __slots__ = ("after", "size")
+
+    def __init__(self) -> None:
+        self.size = 0  # name characters read
+        self.after = False  # whitespace followed the name: only whitespace may follow
+
+    def feed(self, piece: str) -> bool:
+        if self.after:
+            return _ALL_WS.fullmatch(piece) is not None
+        found = _NAME_PIECE.match(piece)
+        assert found is not None
+        if found.end() != len(piece):
+            return False
+        lead, name, trail = found.groups()
+        if lead and self.size:
+            # whitespace right after name characters: the name ended
+            self.after = True
+            return not name
+        if name:
+            self.size += len(name)
+            self.after = bool(trail)
+        return self.size <= MAX_NAME_CHARS
 
 
 def escape(text: str) -> str:
@@ -177,6 +229,8 @@ class Region:
     fmt: str = ""
     #: Follows the argument JSON of the formats that write it as JSON (:meth:`pass_json`).
     extent: JsonExtent
+    #: Follows the header :meth:`read_until` is reading, when it was given a check.
+    head_check: HeaderCheck
 
     def __init__(
         self, stage: TextCallExtractor, ch: _Channel, opener: str, marker: str = ""
@@ -263,23 +317,34 @@ class Region:
         return more
 
     def read_until(
-        self, markers: MarkerSet, final: bool, *, consume: bool = True
+        self,
+        markers: MarkerSet,
+        final: bool,
+        *,
+        consume: bool = True,
+        check: Callable[[], HeaderCheck] | None = None,
     ) -> tuple[str, str] | bool:
         """Read a bounded header (a name, an id, attributes) up to one of ``markers``
         (taken too unless ``consume`` is false): ``(text, marker)``; else what the state
-        returns: False to wait, True when it is not there (too long, or the input ended:
-        the region failed)."""
+        returns: False to wait, True when it is not there (too long, ruled out by a
+        ``check`` made for the header, or the input ended: the region failed)."""
         ch = self.ch
+        if check is not None and not self.acc:
+            self.head_check = check()  # nothing of this header was read yet
         start, marker = markers.find(ch.buf, ch.pos)
         if marker is None:
             if start > ch.pos:
                 piece = self.take(start)
+                if check is not None and not self.head_check.feed(piece):
+                    return self.fail()
                 self.acc.append(piece)
                 self.acc_len += len(piece)
             if self.acc_len > MAX_HEADER_CHARS or final:
                 return self.fail()
             return False
         piece = self.take(start)
+        if check is not None and piece and not self.head_check.feed(piece):
+            return self.fail()
         text = "".join(self.acc) + piece if self.acc else piece
         self.acc.clear()
         self.acc_len = 0
@@ -501,6 +566,8 @@ class Wrapper:
         self.raw: list[str] = []
         self.extent = JsonExtent(None, whole=True)
         self.name: str | None = None
+        self.name_size = 0  # raw characters of the name string read
+        self.escaped = False  # the name string has an escape
         self.had_args = False
         self.hit: str | None = None
         self.done = False
@@ -551,12 +618,13 @@ class Wrapper:
         self.state = then
         return True
 
-    def _string(self, final: bool) -> str | None:
+    def _string(self, final: bool, name: bool = False) -> str | None:
         o = self.owner
         stop, what = self.extent.scan(o.buf, o.pos)
-        self.raw.append(o.take(stop))
+        piece = o.take(stop)
+        self.raw.append(piece)
         if what is not COMPLETE:
-            if final:
+            if final or (name and not self._name_may_go_on(piece)):
                 self._break()
             return None
         try:
@@ -597,8 +665,26 @@ class Wrapper:
             self.state = self.skip
         return True
 
+    def _name_may_go_on(self, piece: str) -> bool:
+        """Whether the name string, of which ``piece`` is the latest raw text, may still
+        be a name the owner takes: no character a name cannot have, not too long, and
+        (for a bare reply, when tools are given) the start of a tool's name. Escapes
+        are not decoded: from the first one on, the header bound alone applies."""
+        if self.escaped:
+            return True
+        if len(self.raw) == 1:
+            piece = piece[1:]  # the opening quote
+        if "\\" in piece:
+            self.escaped = True
+            return True
+        self.name_size += len(piece)
+        if NAME_BAD.search(piece) is not None or self.name_size > MAX_NAME_CHARS:
+            return False
+        owner = self.owner
+        return not owner.bare or owner.stage.tool_may_start("".join(self.raw)[1:]) is not False
+
     def name_text(self, final: bool) -> bool:
-        name = self._string(final)
+        name = self._string(final, name=True)
         if name is not None:
             self.name = name
             if not self.owner.w_named(name, self):

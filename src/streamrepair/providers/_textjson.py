@@ -9,7 +9,16 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from ._textbase import MAX_NAME_CHARS, NAME_START, PY_NAME, Region, Wrapper, escape, valid_name
+from ._textbase import (
+    MAX_NAME_CHARS,
+    NAME_START,
+    PY_NAME,
+    NameHeader,
+    Region,
+    Wrapper,
+    escape,
+    valid_name,
+)
 from ._textscan import COMPLETE, MAX_HEADER_CHARS, WS, JsonExtent, MarkerSet, PyExtent
 from ._textvalues import convert_python
 
@@ -126,7 +135,7 @@ class MistralRegion(Region):
         return True
 
     def v11_name(self, final: bool) -> bool:
-        found = self.read_until(self.NAME_END, final, consume=False)
+        found = self.read_until(self.NAME_END, final, consume=False, check=NameHeader)
         if isinstance(found, bool):
             return found
         self.name = found[0].strip()
@@ -264,6 +273,8 @@ class PythonicRegion(Region):
         found = PY_NAME.match(buf, pos)
         if found is None or found.end() - pos > MAX_NAME_CHARS:
             return self.fail()
+        if not self.marker and self.stage.tool_may_start(found.group()) is False:
+            return self.fail()  # a bare reply calls only the tools given
         n = len(buf)
         k = found.end()
         while k < n and buf[k] in WS:

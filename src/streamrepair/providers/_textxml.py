@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from ._textbase import MAX_NAME_CHARS, Region, State, TextValue, valid_name
+from ._textbase import MAX_NAME_CHARS, NameHeader, Region, State, TextValue, valid_name
 from ._textscan import JsonExtent, MarkerSet
 from ._textvalues import param_types
 
@@ -107,7 +107,7 @@ class FunctionRegion(ValueRegion):
         return "</tool_call>" if self.wrapped else "</function>"
 
     def begin(self, final: bool) -> bool:
-        found = self.read_until(self.NAME_END, final)
+        found = self.read_until(self.NAME_END, final, check=NameHeader)
         if isinstance(found, bool):
             return found
         self.name = found[0].strip()
@@ -150,7 +150,7 @@ class FunctionRegion(ValueRegion):
         return True
 
     def param_name(self, final: bool) -> bool:
-        found = self.read_until(self.NAME_END, final)
+        found = self.read_until(self.NAME_END, final, check=NameHeader)
         if isinstance(found, bool):
             return found
         assert self.call is not None
@@ -264,7 +264,7 @@ class GlmRegion(ValueRegion):
         self.key = ""
 
     def begin(self, final: bool) -> bool:
-        found = self.read_until(self.NAME_END, final, consume=False)
+        found = self.read_until(self.NAME_END, final, consume=False, check=NameHeader)
         if isinstance(found, bool):
             return found
         self.name = found[0].strip()

@@ -24,9 +24,11 @@ Invariants:
 * **Bounded hold-back.** Text that could still be the start of a marker is held, and
   released as soon as it cannot be one: at most the longest active marker minus one
   character (27 in ``auto``), and released when the provider closes its block. After a
-  whole start marker, the markup up to the call's name is held (at most
-  :data:`MAX_HEADER_CHARS`; a JSON wrapper that puts its ``"arguments"`` before its
-  ``"name"`` is held up to ``max_size``). A lookahead that decides whether a closing tag
+  whole start marker, the markup up to the call's name is held while it can still be a
+  call: released at the first character that rules one out (a character no name has,
+  one that cannot come next in a JSON body), and at most :data:`MAX_HEADER_CHARS` (a
+  JSON wrapper that puts its ``"arguments"`` before its ``"name"`` is held up to
+  ``max_size``). A lookahead that decides whether a closing tag
   is structural holds at most :data:`MAX_HEADER_CHARS`. Markup that turns out not to be
   a call is released as text, never dropped.
 * **Flat per-delta cost.** Each character is looked at once by one state, except a held
@@ -51,6 +53,7 @@ not read inside reasoning or a ``<think>`` block of the content.
 
 from __future__ import annotations
 
+import bisect
 import enum
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
@@ -385,6 +388,7 @@ class TextCallExtractor:
             tool_schemas(tools) if tools is not None else None
         )
         self.max_size = max_size
+        self._names = sorted(self.schemas) if self.schemas is not None else None
         self._locked: TextCallFormat | None = (
             None if self.requested is TextCallFormat.AUTO else self.requested
         )
@@ -503,6 +507,14 @@ class TextCallExtractor:
     def known_tool(self, name: str) -> bool | None:
         """Whether ``name`` is among the tools given; None when none were."""
         return None if self.schemas is None else name in self.schemas
+
+    def tool_may_start(self, prefix: str) -> bool | None:
+        """Whether some tool's name begins with ``prefix``; None when no tools were given."""
+        names = self._names
+        if names is None:
+            return None
+        at = bisect.bisect_left(names, prefix)
+        return at < len(names) and names[at].startswith(prefix)
 
     def schema(self, name: str) -> Mapping[str, Any] | None:
         """The argument schema of tool ``name``, when tools were given."""
