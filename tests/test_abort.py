@@ -9,6 +9,7 @@ import functools
 import math
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -35,10 +36,12 @@ from streamrepair import (
     ToolCallStream,
     aiter_events,
     check_history,
+    iter_events,
     run_tool_calls,
 )
 
 pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parent.parent
 KEEP = ReasoningPolicy.KEEP_FOR_TOOL_CALLS
 
 
@@ -557,10 +560,101 @@ async def test_a_result_that_is_not_text_is_a_programming_error(sync: bool) -> N
     assert conversation.pending == ()
     answers = tool_answers(conversation)
     assert answers[0] == "fine"
-    assert answers[1].startswith("[streamrepair: wrong was interrupted; status: interrupted]")
+    assert answers[1] == (
+        "[streamrepair: wrong ran but its result was lost; status: unknown]\n"
+        "It ran, but its result could not be passed on, so what it did is not known: "
+        "some of its effects may have happened. Check before repeating it.\n"
+        "(the tool's result could not be read: the harness returned int, not text)"
+    )
     assert answers[2] == "fine"
+    # Neither a failure (it may have worked) nor an interruption (nobody stopped it).
     assert "failed" not in answers[1]
+    assert "interrupt" not in answers[1]
     assert check_history(conversation.messages(), policy=KEEP) == ()
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "responses"])
+async def test_a_lost_result_is_answered_unknown_in_every_protocol(provider: str) -> None:
+    stream = {
+        "anthropic": "fixtures/sse/anthropic-thinking-tool-use.sse",
+        "responses": "fixtures/sse/responses-function-call.sse",
+    }[provider]
+    conversation = Conversation("m", provider=provider)
+    conversation.add_user("go")
+    conversation.add_response(iter_events(ROOT / stream))
+    assert len(conversation.pending) == 1
+    with pytest.raises(TypeError, match="returned NoneType"):
+        await run_tool_calls(conversation, lambda call: None)
+    assert conversation.pending == ()
+    assert conversation.check() == ()
+    answer = conversation.messages()[-1]
+    if provider == "anthropic":
+        (block,) = answer["content"]
+        assert block["is_error"] is True
+        assert "status: unknown" in block["content"]
+    else:
+        assert "status: unknown" in answer["output"]
+
+
+async def runner_with_name_and_arguments(name: str, arguments: dict[str, Any]) -> str:
+    return "never run"
+
+
+class NoArguments:
+    def __call__(self) -> str:
+        return "never run"
+
+
+@pytest.mark.parametrize(
+    "runner",
+    [
+        lambda: "x",
+        lambda name, arguments: "x",
+        runner_with_name_and_arguments,
+        functools.partial(runner_with_name_and_arguments, "bound name", {}),
+        NoArguments(),
+        lambda *, call: "x",
+    ],
+    ids=[
+        "no-argument",
+        "two-arguments",
+        "name-and-arguments",
+        "partial-all-bound",
+        "object",
+        "keyword-only",
+    ],
+)
+async def test_a_runner_with_the_wrong_signature_is_refused_before_anything_runs(
+    runner: Any,
+) -> None:
+    # The issue: such a runner used to answer every call "failed ... some of its effects
+    # may have happened" with the TypeError text: a programming error told as a failure.
+    conversation = ready_conversation("a", "b")
+    before = conversation.history
+    with pytest.raises(TypeError, match=r"the runner must take one argument, the call"):
+        await run_tool_calls(conversation, runner)
+    assert [c.call_id for c in conversation.pending] == ["call_0", "call_1"]
+    assert conversation.status("call_0") is RunState.PENDING  # not started
+    assert conversation.history == before  # nothing answered
+
+
+@pytest.mark.parametrize(
+    "runner",
+    [
+        lambda call, *rest: "x",
+        lambda *calls: "x",
+        lambda call, extra=1: "x",
+        functools.partial(lambda prefix, call: prefix + "x", ""),
+        str,  # a class: its constructor takes the call
+    ],
+    ids=["extra-varargs", "varargs-only", "default", "partial", "class"],
+)
+async def test_every_runner_that_takes_one_call_is_accepted(runner: Any) -> None:
+    conversation = ready_conversation("a")
+    await run_tool_calls(conversation, runner)
+    assert conversation.pending == ()
+    (answer,) = tool_answers(conversation)
+    assert not answer.startswith("[streamrepair:")  # completed: the output as is
 
 
 async def test_an_abort_leaves_a_blocking_tool_behind_and_answers_it_interrupted() -> None:

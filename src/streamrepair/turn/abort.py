@@ -357,6 +357,32 @@ def _runs_on_the_loop(runner: object) -> bool:
     return inspect.iscoroutinefunction(runner) or inspect.iscoroutinefunction(method)
 
 
+def _check_runner(runner: object) -> None:
+    """Raise :class:`TypeError` unless ``runner`` can be called with one call.
+
+    A callable whose signature cannot be read (some builtins and extension types) is
+    taken on trust."""
+    if not callable(runner):
+        raise TypeError(f"runner must be callable, not {type(runner).__name__}")
+    try:
+        signature = inspect.signature(runner)
+    except (TypeError, ValueError):  # no readable signature
+        return
+    try:
+        signature.bind(object())
+    except TypeError as exc:
+        raise TypeError(
+            f"the runner must take one argument, the call (runner(call) -> str, call a "
+            f"ToolCallReady with .name and .arguments); {_describe(runner)}{signature} "
+            f"cannot be called so: {exc}"
+        ) from None
+
+
+def _describe(runner: object) -> str:
+    name = getattr(runner, "__qualname__", None) or getattr(runner, "__name__", None)
+    return str(name) if isinstance(name, str) else type(runner).__name__
+
+
 async def run_tool_calls(
     conversation: Conversation,
     runner: ToolRunner,
@@ -383,13 +409,15 @@ async def run_tool_calls(
     background, its result unused) and answered ``interrupted``. ``max_concurrent``
     bounds how many run at once (default: all).
 
-    A programming error is never recorded as a tool failure: ``runner`` not callable
-    raises :class:`TypeError` at once; a result that is not a ``str`` raises
-    :class:`TypeError` after every call of the batch is answered (that call
-    ``interrupted``: it ran, its effects may have happened; the others run to their end).
+    A programming error is never recorded as a tool failure. A ``runner`` that is not
+    callable, or whose signature cannot take one positional argument (``lambda: ...``,
+    ``def run_tool(name, arguments)``), raises :class:`TypeError` before anything runs
+    (nothing is started or answered). A result that is not a ``str`` raises
+    :class:`TypeError` after every call of the batch is answered: that call is answered
+    :attr:`RunState.UNKNOWN` (it ran, its result did not reach the model, its effects may
+    have happened), the others run to their end, so the history stays sendable.
     """
-    if not callable(runner):
-        raise TypeError(f"runner must be callable, not {type(runner).__name__}")
+    _check_runner(runner)
     if max_concurrent is not None and (
         isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int)
     ):
@@ -423,14 +451,21 @@ async def run_tool_calls(
             # Answered before leaving the limiter: its exit may be a checkpoint.
             if isinstance(output, str):
                 conversation.answer(call.call_id, output)
-            else:  # the harness's mistake, not the tool's: left running (interrupted below)
-                errors.append(
-                    TypeError(
-                        f"the runner returned {type(output).__name__} for call "
-                        f"{call.call_id!r} ({call.name}); a runner returns the tool's "
-                        "result as a str"
-                    )
+                return
+            # The harness's mistake, not the tool's: the tool ran, its result is lost.
+            what = type(output).__name__
+            conversation.answer(
+                call.call_id,
+                f"(the tool's result could not be read: the harness returned {what}, not text)",
+                status=RunState.UNKNOWN,
+            )
+            errors.append(
+                TypeError(
+                    f"the runner returned {what} for call {call.call_id!r} ({call.name}); "
+                    "a runner returns the tool's result as a str (the call was answered "
+                    "'unknown': it ran, its result was lost)"
                 )
+            )
 
     try:
         async with anyio.create_task_group() as group:
@@ -440,5 +475,4 @@ async def run_tool_calls(
         conversation.cancel_pending()
         raise
     if errors:
-        conversation.cancel_pending()
         raise errors[0]

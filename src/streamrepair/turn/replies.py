@@ -50,7 +50,7 @@ _Call = ToolCallReady | ToolCallRejected
 
 
 class RunState(enum.Enum):
-    """What happened to a call's side effects. The last four are answers."""
+    """What happened to a call's side effects. All but the first two are answers."""
 
     #: Ready, not dispatched yet (no answer).
     PENDING = "pending"
@@ -64,6 +64,10 @@ class RunState(enum.Enum):
     FAILED = "failed"
     #: Started, then stopped by an abort: some effects may have happened.
     INTERRUPTED = "interrupted"
+    #: Ran, but its result was lost (the harness's runner returned something else than
+    #: text, see :func:`~streamrepair.run_tool_calls`): what it did is not known, some
+    #: effects may have happened.
+    UNKNOWN = "unknown"
 
     @property
     def is_answer(self) -> bool:
@@ -119,6 +123,12 @@ def _header(name: str, status: RunState, reason: RejectReason | None = None) -> 
         return (
             f"[streamrepair: {label} failed; status: failed]\n"
             "It ran and failed; some of its effects may have happened."
+        )
+    if status is RunState.UNKNOWN:
+        return (
+            f"[streamrepair: {label} ran but its result was lost; status: unknown]\n"
+            "It ran, but its result could not be passed on, so what it did is not known: "
+            "some of its effects may have happened. Check before repeating it."
         )
     return (
         f"[streamrepair: {label} was interrupted; status: interrupted]\n"
