@@ -298,6 +298,116 @@ def test_anthropic_rejected_calls_are_put_back_in_call_order_and_answered_with_e
     assert conversation.check() == ()
 
 
+def _shape(content: list[dict[str, Any]]) -> list[str]:
+    """Each block as ``type:id`` (calls), ``type:signature`` (thinking) or ``type:text``."""
+    return [
+        f"{b['type']}:{b.get('id') or b.get('signature') or b.get('text') or b.get('call_id')}"
+        for b in content
+    ]
+
+
+@pytest.mark.parametrize(
+    ("blocks", "expected"),
+    [
+        (  # text after the rejected call stays after it
+            (
+                SIGNED,
+                ("text", "First."),
+                ("tool_use", "toolu_01U", "get_wether", '{"city": "Suzhou"}'),
+                ("text", "Again."),
+                ("tool_use", "toolu_01A", "get_weather", '{"city": "Suzhou"}'),
+            ),
+            [
+                "thinking:EqQBsig01",
+                "text:First.",
+                "tool_use:toolu_01U",
+                "text:Again.",
+                "tool_use:toolu_01A",
+            ],
+        ),
+        (  # a signed thinking block after it is not moved (Anthropic: 400 when it is)
+            (
+                SIGNED,
+                ("tool_use", "toolu_01U", "get_wether", '{"city": "Suzhou"}'),
+                ("thinking", "Wrong name.", "EqQBsig02"),
+                ("tool_use", "toolu_01A", "get_weather", '{"city": "Suzhou"}'),
+            ),
+            [
+                "thinking:EqQBsig01",
+                "tool_use:toolu_01U",
+                "thinking:EqQBsig02",
+                "tool_use:toolu_01A",
+            ],
+        ),
+        (  # first, before any block, and several in a row
+            (
+                ("tool_use", "toolu_01U", "get_wether", '{"city": "Suzhou"}'),
+                ("tool_use", "toolu_01V", "get_wether", '{"city": "Ningbo"}'),
+                ("text", "Hm."),
+                ("tool_use", "toolu_01A", "get_weather", '{"city": "Suzhou"}'),
+                ("tool_use", "toolu_01W", "write_file", '{"path": "a.md", "con', "open"),
+            ),
+            [
+                "tool_use:toolu_01U",
+                "tool_use:toolu_01V",
+                "text:Hm.",
+                "tool_use:toolu_01A",
+                "tool_use:toolu_01W",
+            ],
+        ),
+    ],
+    ids=["text-after", "signed-thinking-after", "first-and-last"],
+)
+def test_anthropic_rejected_calls_go_back_where_they_began_in_the_stream(
+    blocks: tuple[tuple[Any, ...], ...], expected: list[str]
+) -> None:
+    stream = anthropic(*blocks, stop="max_tokens" if blocks[-1][-1] == "open" else "tool_use")
+    events, _ = events_of(stream)
+    conversation = anthropic_conversation()
+    batch = conversation.add_response(events)
+    assert _shape(batch.message["content"]) == expected
+    for call in conversation.pending:
+        conversation.answer(call.call_id, "ok")
+    assert conversation.check() == ()
+    # The blocks that were streamed keep their content: only the call is added.
+    done = next(e for e in events if isinstance(e, Done))
+    kept = [b for b in batch.message["content"] if b.get("id") in (None, "toolu_01A")]
+    assert kept == done.messages[0]["content"]
+
+
+def test_without_call_slots_rejected_calls_go_back_in_call_order() -> None:
+    # A Done built by hand (or by an older version) has no slots: the call order decides.
+    signed = {"type": "thinking", "thinking": "t", "signature": "s"}
+    use = {"type": "tool_use", "id": "toolu_01A", "name": "get_weather", "input": {}}
+    done = Done(
+        stop_reason=StopReason.TOOL_CALLS,
+        messages=({"role": "assistant", "content": [signed, use]},),
+    )
+    rejected = ToolCallRejected(
+        call_id="toolu_01U",
+        index=1,
+        name="get_wether",
+        reason=RejectReason.UNKNOWN_TOOL,
+        detail="no such tool",
+        raw="{}",
+    )
+    ready = ToolCallReady(call_id="toolu_01A", index=2, name="get_weather", arguments={})
+    message = assistant_message(done, [rejected, ready], provider="anthropic")
+    assert _shape(message["content"]) == ["thinking:s", "tool_use:toolu_01U", "tool_use:toolu_01A"]
+    slotted = Done(
+        stop_reason=StopReason.TOOL_CALLS,
+        messages=done.messages,
+        call_slots=(("toolu_01U", 0),),
+    )
+    message = assistant_message(slotted, [rejected, ready], provider="anthropic")
+    assert _shape(message["content"]) == ["tool_use:toolu_01U", "thinking:s", "tool_use:toolu_01A"]
+    assert slotted.to_dict()["call_slots"] == [["toolu_01U", 0]]
+    assert "call_slots" not in done.to_dict()
+    for bad in ((("toolu_01U", -1),), (("toolu_01U",),), [("toolu_01U", 0)], ((1, 0),)):
+        with pytest.raises(TypeError, match="call_slots"):
+            Done(stop_reason=StopReason.TOOL_CALLS, call_slots=bad)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("status", "output", "expected"),
     [
@@ -807,6 +917,66 @@ def test_responses_rejected_calls_are_put_back_after_the_call_before_them() -> N
     assert conversation.check() == ()
 
 
+def test_responses_rejected_calls_go_back_where_they_began_so_reasoning_keeps_its_item() -> None:
+    stream = responses(
+        ("reasoning", "rs_1", "Look it up.", "gAAAAenc1"),
+        ("function_call", "fc_1", "call_U", "get_wether", '{"city": "Suzhou"}'),
+        ("reasoning", "rs_2", "Right name now.", "gAAAAenc2"),
+        ("function_call", "fc_2", "call_A", "get_weather", '{"city": "Suzhou"}'),
+    )
+    events, _ = events_of(stream)
+    done = next(e for e in events if isinstance(e, Done))
+    assert done.call_slots == (("call_U", 1),)
+    conversation = responses_conversation()
+    batch = conversation.add_response(events)
+    assert [(i["type"], i.get("id") or i["call_id"]) for i in batch.items] == [
+        ("reasoning", "rs_1"),
+        ("function_call", "call_U"),  # rs_1 is followed by its own item again
+        ("reasoning", "rs_2"),
+        ("function_call", "fc_2"),
+    ]
+    assert batch.items[1]["arguments"] == '{"city": "Suzhou"}'
+    conversation.answer("call_A", "cloudy")
+    assert conversation.check() == ()
+
+
+@pytest.mark.parametrize(
+    ("reason_input", "expected_input"),
+    [("unknown", "*** Begin Patch\n*** End Patch"), ("cut", "")],
+)
+def test_a_rejected_custom_tool_call_goes_back_as_a_custom_tool_call(
+    reason_input: str, expected_input: str
+) -> None:
+    patch = "*** Begin Patch\n*** End Patch"
+    if reason_input == "unknown":
+        item = ("custom", "ctc_01", "call_P", "apply_pach", patch)
+        status = "completed"
+    else:
+        item = ("custom", "ctc_01", "call_P", "apply_patch", patch[:9], "open")
+        status = "incomplete"
+    tools = [
+        {"type": "custom", "name": "apply_patch"},
+        {"type": "function", "name": "get_weather", "parameters": {"type": "object"}},
+    ]
+    stream = responses(("reasoning", "rs_1", "Patch it.", None), item, status=status)
+    events, _ = events_of(stream, tools=tools if reason_input == "unknown" else None)
+    conversation = responses_conversation()
+    batch = conversation.add_response(events)
+    (rejected,) = batch.rejected
+    assert rejected.kind == "custom"
+    assert batch.items[1] == {
+        "type": "custom_tool_call",
+        "call_id": "call_P",
+        "name": rejected.name,
+        "input": expected_input,
+    }
+    answer = conversation.messages()[-1]
+    assert answer["type"] == "custom_tool_call_output"
+    assert answer["call_id"] == "call_P"
+    assert "status: not_started" in answer["output"]
+    assert conversation.check() == ()
+
+
 def test_a_custom_tool_call_is_answered_with_a_custom_tool_call_output() -> None:
     stream = responses(
         ("custom", "ctc_01", "call_P", "apply_patch", "*** Begin Patch\n*** End Patch")
@@ -966,6 +1136,70 @@ def test_messages_do_not_depend_on_random_splits(case: tuple[bytes, str], cuts: 
     points = sorted({c for c in cuts if c < len(data)})
     pieces = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
     assert sent_after(data, pieces, provider) == sent_after(data, [data], provider)
+
+
+BETWEEN = [
+    (
+        "anthropic-rejected-between-blocks.sse",
+        "anthropic",
+        [
+            "thinking:EqQBCgIYAhIMrejectedOneSig0001",
+            "text:Let me look that up.",
+            "tool_use:toolu_01SrWrongName0000000001",
+            "thinking:EqQBCgIYAhIMrejectedTwoSig0002",
+            "text:Trying again.",
+            "tool_use:toolu_01SrRightName0000000002",
+        ],
+    ),
+    (
+        "responses-rejected-between-items.sse",
+        "responses",
+        [
+            "reasoning:rs_sr0042a",
+            "function_call:call_SrWrongName01",
+            "reasoning:rs_sr0042b",
+            "function_call:fc_sr0042b",
+        ],
+    ),
+]
+
+
+def stored_turn(name: str, provider: str, pieces: list[bytes] | None = None) -> list[str]:
+    path = FIXTURES / name
+    tools = json.loads(path.with_name(name.split(".")[0] + ".tools.json").read_text())
+    events, _ = events_of(path.read_bytes(), pieces=pieces, tools=tools)
+    conversation = Conversation("m", provider=provider)
+    conversation.add_user("Weather in Lyon?")
+    batch = conversation.add_response(events)
+    for call in conversation.pending:
+        conversation.answer(call.call_id, "sunny")
+    assert conversation.check() == ()
+    entries = batch.message["content"] if provider == "anthropic" else list(batch.items)
+    return _shape(entries)
+
+
+@pytest.mark.parametrize(("name", "provider", "expected"), BETWEEN)
+def test_a_rejected_call_between_blocks_stays_there_whole_and_byte_by_byte(
+    name: str, provider: str, expected: list[str]
+) -> None:
+    data = (FIXTURES / name).read_bytes()
+    assert stored_turn(name, provider) == expected
+    assert stored_turn(name, provider, [data[i : i + 1] for i in range(len(data))]) == expected
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    case=st.sampled_from(BETWEEN),
+    cuts=st.lists(st.integers(min_value=1, max_value=8000), max_size=30),
+)
+def test_a_rejected_call_between_blocks_stays_there_at_random_splits(
+    case: tuple[str, str, list[str]], cuts: list[int]
+) -> None:
+    name, provider, expected = case
+    data = (FIXTURES / name).read_bytes()
+    points = sorted({c for c in cuts if c < len(data)})
+    pieces = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+    assert stored_turn(name, provider, pieces) == expected
 
 
 # -- properties of the pure functions ------------------------------------------------------

@@ -481,6 +481,12 @@ class Done(StreamEvent):
     ``id`` (the Responses id is what ``previous_response_id`` takes), ``model``, and
     Anthropic's ``container`` (``{"id", "expires_at"}``: pass its id as the next
     request's ``container`` after code execution or programmatic tool calls).
+    ``call_slots`` says where each client call left out of ``messages`` (a rejected one)
+    began, for the protocols whose turn interleaves calls with other entries (Anthropic
+    content blocks, Responses output items): ``(call id, position)``, the position being
+    the number of entries of the turn before it; :func:`~streamrepair.assistant_message`
+    and :func:`~streamrepair.response_items` put rejected calls back there. Empty for the
+    other protocols; left out of :meth:`to_dict` when empty.
     """
 
     type: ClassVar[str] = "done"
@@ -491,9 +497,23 @@ class Done(StreamEvent):
     tool_calls_missing: bool = False
     notes: tuple[str, ...] = ()
     response: Any = None
+    call_slots: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.stop_reason, StopReason):
             raise TypeError("Done.stop_reason must be a StopReason")
         if not all(isinstance(m, dict) for m in self.messages):
             raise TypeError("Done.messages must hold dicts")
+        if not isinstance(self.call_slots, tuple) or not all(
+            isinstance(slot, tuple)
+            and len(slot) == 2
+            and isinstance(slot[0], str)
+            and type(slot[1]) is int
+            and slot[1] >= 0
+            for slot in self.call_slots
+        ):
+            raise TypeError("Done.call_slots must hold (call id, position) pairs")
+
+    def to_dict(self, *, omit: Collection[str] = ()) -> dict[str, Any]:
+        """:meth:`StreamEvent.to_dict`, without ``call_slots`` when it is empty."""
+        return StreamEvent.to_dict(self, omit=omit if self.call_slots else (*omit, "call_slots"))

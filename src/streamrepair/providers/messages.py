@@ -72,7 +72,7 @@ class TurnRecorder:
     not parse).
     """
 
-    __slots__ = ("_blocks", "_calls", "_raw", "notes", "reasoning_seen")
+    __slots__ = ("_blocks", "_calls", "_raw", "notes", "reasoning_seen", "slots")
 
     def __init__(self) -> None:
         self._blocks: list[Block] = []
@@ -82,6 +82,9 @@ class TurnRecorder:
         #: provider's reasoning field, which DeepSeek requires back after tool calls.
         self.reasoning_seen = False
         self.notes: list[str] = []
+        #: ``(call id, position)`` of each call left out of the last built turn (see
+        #: :func:`build_messages`).
+        self.slots: list[tuple[str, int]] = []
 
     def text(self, kind: str, key: int | None, text: str) -> None:
         """Record ``text`` of ``kind`` (``text``, ``thinking``, ``refusal``) in block
@@ -187,8 +190,14 @@ class TurnRecorder:
     ) -> tuple[dict[str, Any], ...]:
         """The messages for ``Done.messages`` (see :func:`build_messages`)."""
         self.notes = []
+        self.slots = []
         return build_messages(
-            provider, self._blocks, ready, reasoning_seen=self.reasoning_seen, notes=self.notes
+            provider,
+            self._blocks,
+            ready,
+            reasoning_seen=self.reasoning_seen,
+            notes=self.notes,
+            slots=self.slots,
         )
 
     def _block(self, kind: str, key: int | None, text: str) -> Block:
@@ -229,6 +238,7 @@ def build_messages(
     *,
     reasoning_seen: bool,
     notes: list[str] | None = None,
+    slots: list[tuple[str, int]] | None = None,
 ) -> tuple[dict[str, Any], ...]:
     """What to append to the conversation, in the provider's format.
 
@@ -246,13 +256,18 @@ def build_messages(
     Responses: the output items (every item the provider finished as received, calls as
     received with their finished arguments). Gemini: one ``{"role": "model", "parts":
     [...]}`` content with each part's ``thoughtSignature``. Bedrock: one Converse message.
-    ``notes`` (when given) receives what is worth saying about the build.
+    ``notes`` (when given) receives what is worth saying about the build; ``slots`` (when
+    given), for Anthropic and Responses, ``(call id, position)`` of every client call that
+    began in the stream but is left out (none of its calls is ready), the position being
+    the number of content blocks or output items before the place where it began (what
+    ``Done.call_slots`` holds).
     """
     found = notes if notes is not None else []
+    places = slots if slots is not None else []
     if provider is Provider.ANTHROPIC:
-        return (_anthropic_message(blocks, ready, found),)
+        return (_anthropic_message(blocks, ready, found, places),)
     if provider is Provider.RESPONSES:
-        return _responses_items(blocks, ready, found)
+        return _responses_items(blocks, ready, found, places)
     if provider is Provider.GEMINI:
         return (_gemini_content(blocks, ready, found),)
     if provider is Provider.BEDROCK:
@@ -313,7 +328,7 @@ def _raw(block: Block, notes: list[str]) -> dict[str, Any]:
 
 
 def _anthropic_message(
-    blocks: list[Block], ready: list[ToolCallReady], notes: list[str]
+    blocks: list[Block], ready: list[ToolCallReady], notes: list[str], slots: list[tuple[str, int]]
 ) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     pending = _by_origin(ready)
@@ -333,8 +348,10 @@ def _anthropic_message(
         elif block.kind == "raw":
             content.append(_raw(block, notes))
         elif block.kind == "call":
-            for e in pending.pop(block.data, ()):
-                content.append(_anthropic_call(e, block.item))
+            calls = pending.pop(block.data, ())
+            if not calls:
+                slots.append((block.data, len(content)))
+            content.extend(_anthropic_call(e, block.item) for e in calls)
     for events in pending.values():
         content.extend(_anthropic_call(e, None) for e in events)
     return {"role": "assistant", "content": content}
@@ -349,7 +366,7 @@ def _anthropic_call(e: ToolCallReady, echo: Mapping[str, Any] | None) -> dict[st
 
 
 def _responses_items(
-    blocks: list[Block], ready: list[ToolCallReady], notes: list[str]
+    blocks: list[Block], ready: list[ToolCallReady], notes: list[str], slots: list[tuple[str, int]]
 ) -> tuple[dict[str, Any], ...]:
     items: list[dict[str, Any]] = []
     pending = _by_origin(ready)
@@ -360,7 +377,10 @@ def _responses_items(
         elif block.kind == "raw":
             items.append(_raw(block, notes))
         elif block.kind == "call":
-            items.extend(_responses_call(e, block.item) for e in pending.pop(block.data, ()))
+            calls = pending.pop(block.data, ())
+            if not calls:
+                slots.append((block.data, len(items)))
+            items.extend(_responses_call(e, block.item) for e in calls)
         elif loose and block is loose[0]:  # text whose message item never arrived (cut)
             text = "".join(b.text() for b in loose)
             items.append(

@@ -712,6 +712,7 @@ class ToolCallTracker:
             tool_calls_missing=missing,
             notes=tuple(notes),
             response=self._response,
+            call_slots=tuple(self._turn.slots),
         )
         out.append(self.done)
 

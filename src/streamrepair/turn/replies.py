@@ -6,8 +6,11 @@ Pure functions of the stream's events, with no conversation state (that is
 not answered, and an answer whose call is not in the history, so every call gets an
 answer: rejected calls are answered ``not_started`` with guidance and put back in the
 assistant turn with arguments that are valid JSON (what the model wrote when it was
-complete JSON, else ``{}``), in call order among the calls that are there; the text as
-streamed stays on the event. Everything else the provider sent (reasoning with its
+complete JSON, else ``{}``), where they began in the stream (``Done.call_slots``: the
+blocks and items around them keep their order, so a signed thinking block is never
+moved and a reasoning item keeps the item after it), else in call order among the
+calls that are there (Chat Completions has no other order); the text as streamed stays
+on the event. Everything else the provider sent (reasoning with its
 signature or encrypted content, text, server-tool blocks, other output items) is kept
 as it is in ``Done.messages``, in its order.
 
@@ -250,7 +253,7 @@ def function_call_output(
     content, final = _answer_text(call, output, status=status, history=history)
     kind = call.kind if isinstance(call, ToolCallReady | ToolCallRejected) else "function"
     completed = final is RunState.COMPLETED
-    if kind == "custom" and isinstance(call, ToolCallReady):
+    if kind == "custom":
         return {"type": "custom_tool_call_output", "call_id": call.call_id, "output": content}
     if kind == "apply_patch":
         return {
@@ -305,6 +308,14 @@ def _rejected_arguments(event: ToolCallRejected) -> str:
         if not repaired.structure_synthesized and isinstance(repaired.value, dict):
             return json.dumps(repaired.value, ensure_ascii=False)
     return "{}"
+
+
+def _rejected_input(event: ToolCallRejected) -> str:
+    """The free-form input standing for a rejected custom tool call's in the history:
+    the text as streamed when the model finished it, else empty (never a fragment)."""
+    if event.reason in (RejectReason.INVALID, RejectReason.UNKNOWN_TOOL):
+        return event.raw
+    return ""
 
 
 _WRONG_FORMAT = {
@@ -372,20 +383,28 @@ def _merge_calls(
     call_id_of: Callable[[Mapping[str, Any]], str | None],
     calls: Iterable[_Call],
     missing: Callable[[ToolCallRejected], dict[str, Any]],
+    slots: Iterable[tuple[str, int]] = (),
 ) -> list[dict[str, Any]]:
     """``entries`` (content blocks or output items, copied) with the client calls not in
-    ``calls`` left out and every rejected, named call missing from them put in: after the
-    entry of the call before it, or before the entry of the call after it, or at the end.
-    ``call_id_of(entry)`` is the call id of a client call's entry, else None;
-    ``missing(event)`` builds the entry of a rejected call."""
+    ``calls`` left out and every rejected, named call missing from them put in.
+
+    A call whose streamed call has a slot (``Done.call_slots``: the number of entries
+    before the place it began) goes back there, so the blocks around it keep their order
+    (a signed thinking block is not moved; a reasoning item keeps the item that followed
+    it). Any other goes after the entry of the call before it in call order, or before
+    the entry of the call after it, or at the end. ``call_id_of(entry)`` is the call id
+    of a client call's entry, else None; ``missing(event)`` builds the entry of a
+    rejected call."""
     ordered: list[_Call] = []
     for call in calls:
         if not isinstance(call, ToolCallReady | ToolCallRejected):
             raise TypeError("calls must be ToolCallReady or ToolCallRejected events")
         ordered.append(call)
     rank = {c.call_id: n for n, c in enumerate(ordered)}
-    out = [copy_json(e) for e in entries if call_id_of(e) is None or call_id_of(e) in rank]
-    present = {call_id_of(e) for e in out} - {None}
+    present = {call_id_of(e) for e in entries} - {None}
+    where = dict(slots)
+    placed: dict[int, list[ToolCallRejected]] = {}  # slot -> the rejected calls begun there
+    unplaced: list[tuple[int, ToolCallRejected]] = []
     for n, call in enumerate(ordered):
         if call.call_id in present:
             continue
@@ -395,13 +414,30 @@ def _merge_calls(
             # Nothing valid can name it, or it is not a call (an MCP approval request,
             # kept as received): neither listed nor answered.
             continue
-        keys = [call_id_of(e) for e in out]  # every call left in ``out`` is in ``rank``
+        slot = where.get(call.origin_id)
+        if slot is not None and slot <= len(entries):
+            placed.setdefault(slot, []).append(call)
+        else:
+            unplaced.append((n, call))
+    out: list[dict[str, Any]] = []
+    keys: list[str | None] = []  # the call id of each entry of ``out``
+    for position in range(len(entries) + 1):
+        for rejected in placed.get(position, ()):
+            out.append(missing(rejected))
+            keys.append(rejected.call_id)
+        if position < len(entries):
+            entry = entries[position]
+            key = call_id_of(entry)
+            if key is None or key in rank:
+                out.append(copy_json(entry))
+                keys.append(key)
+    for n, rejected in unplaced:
         ranks = [None if key is None else rank[key] for key in keys]
         earlier = [p for p, r in enumerate(ranks) if r is not None and r < n]
         later = [p for p, r in enumerate(ranks) if r is not None and r > n]
         at = earlier[-1] + 1 if earlier else (later[0] if later else len(out))
-        out.insert(at, missing(call))
-        present.add(call.call_id)
+        out.insert(at, missing(rejected))
+        keys.insert(at, rejected.call_id)
     return out
 
 
@@ -447,7 +483,9 @@ def _anthropic_message(done: Done, calls: Iterable[_Call]) -> dict[str, Any]:
         arguments = json.loads(_rejected_arguments(call))
         return {"type": "tool_use", "id": call.call_id, "name": call.name, "input": arguments}
 
-    message["content"] = _merge_calls(list(base["content"]), _tool_use_id, calls, missing)
+    message["content"] = _merge_calls(
+        list(base["content"]), _tool_use_id, calls, missing, done.call_slots
+    )
     return message
 
 
@@ -459,8 +497,9 @@ def assistant_message(
     ``calls`` are the stream's verdicts in call order; ``provider`` the protocol
     (``"openai"``, the default: Chat Completions; ``"anthropic"``). Calls present in
     ``done.messages`` keep their entry there (finished arguments); the other rejected
-    calls with a name are added in their place with valid JSON arguments (see the
-    module docstring); calls with no name are left out. Chat: ``content`` is ``""``
+    calls with a name are added with valid JSON arguments where they began in the
+    stream (Anthropic: ``done.call_slots``; Chat: in call order; see the module
+    docstring); calls with no name are left out. Chat: ``content`` is ``""``
     rather than null. Anthropic: every other block (thinking with its signature,
     redacted thinking, text, server-tool blocks) is kept in its order. Raises
     :class:`HistoryError` for a stream in another format (a Responses stream:
@@ -488,14 +527,24 @@ def response_items(done: Done, calls: Iterable[_Call]) -> list[dict[str, Any]]:
 
     Reasoning items (with their ``encrypted_content`` when it was requested), messages
     and every other item are kept as received, in order; ``function_call`` items of the
-    ready calls as in ``done.messages``; rejected calls with a name are added as
-    ``function_call`` items with valid JSON arguments after the call before them.
+    ready calls as in ``done.messages``; rejected calls with a name are added where they
+    began in the stream (``done.call_slots``; else after the call before them), as
+    ``function_call`` items with valid JSON arguments, or, for a custom tool (``kind``
+    ``"custom"``), as ``custom_tool_call`` items whose ``input`` is the text the model
+    finished (empty when it was cut off).
     Raises :class:`HistoryError` for a stream in another format or a ready call missing
     from ``done``. Nothing passed is modified.
     """
     _check_done(done, Provider.RESPONSES)
 
     def missing(call: ToolCallRejected) -> dict[str, Any]:
+        if call.kind == "custom":
+            return {
+                "type": "custom_tool_call",
+                "call_id": call.call_id,
+                "name": call.name,
+                "input": _rejected_input(call),
+            }
         return {
             "type": "function_call",
             "call_id": call.call_id,
@@ -503,7 +552,7 @@ def response_items(done: Done, calls: Iterable[_Call]) -> list[dict[str, Any]]:
             "arguments": _rejected_arguments(call),
         }
 
-    return _merge_calls(list(done.messages), _response_call_id, calls, missing)
+    return _merge_calls(list(done.messages), _response_call_id, calls, missing, done.call_slots)
 
 
 def _assistant_items(
