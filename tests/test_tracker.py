@@ -536,6 +536,32 @@ def test_unknown_tool_is_rejected_with_the_closest_names() -> None:
     assert "Available tools: get_time, get_weather, search." in detail
 
 
+def test_unknown_tools_can_pass_with_syntax_repairs_and_no_schema_rules() -> None:
+    deltas = [
+        call(id="a", index=0, name="mcp__echo__echo", arguments='{"text": "hi", "n": null,}'),
+        call(id="b", index=1, name="get_weather", arguments='{"city": "Oslo", "days": "3"}'),
+        call(id="c", index=2, name="mcp__echo__echo", arguments='{"text": "a long'),
+        WireStop(reason="length"),
+    ]
+    events = run(deltas, tools=TOOLS, reject_unknown_tools=False)
+    assert outcomes(events) == [
+        ("ready", "a", {"text": "hi", "n": None}),  # no schema: the null stays
+        ("ready", "b", {"city": "Oslo", "days": 3}),  # a known tool keeps its rules
+        ("rejected", "c", RejectReason.CUT_OFF),  # cut off is cut off, known or not
+    ]
+    unknown = next(e for e in events if isinstance(e, ToolCallReady))
+    assert [r.kind.value for r in unknown.repairs] == ["trailing_comma"]
+    assert unknown.schema_repairs == ()
+    broken = [call(id="a", index=0, name="zzz", arguments='{"a": 1]'), STOP_TOOLS]
+    assert outcomes(run(broken, tools=TOOLS, reject_unknown_tools=False)) == [
+        ("rejected", "a", RejectReason.UNREPAIRABLE)
+    ]
+    # The default is unchanged: rejected.
+    assert outcomes(run(deltas[:1] + [STOP_TOOLS], tools=TOOLS)) == [
+        ("rejected", "a", RejectReason.UNKNOWN_TOOL)
+    ]
+
+
 def test_schema_repair_on_ready_calls() -> None:
     events = run(
         [

@@ -57,6 +57,7 @@ if _typing.TYPE_CHECKING:
         notice_verdicts,
         sse_event,
         usable_tools,
+        with_schemas,
     )
     from .responses import ResponsesRelay
     from .store import (
@@ -122,6 +123,7 @@ _EXPORTS: dict[str, str] = {
     "open_store": "store",
     "referenced_calls": "fixes",
     "usable_tools": "relay",
+    "with_schemas": "relay",
     "DECODABLE_ENCODINGS": "upstream",
     "AiohttpUpstream": "upstream",
     "HttpxUpstream": "upstream",
@@ -186,6 +188,7 @@ __all__ = [
     "sse_event",
     "streamable_fields",
     "usable_tools",
+    "with_schemas",
 ]
 
 __getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)

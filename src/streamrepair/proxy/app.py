@@ -32,7 +32,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -50,7 +50,7 @@ from .anthropic import AnthropicRelay
 from .chat import ChatRelay
 from .fixes import RequestFixes, fix_request, referenced_calls
 from .metrics import ProxyMetrics
-from .relay import ApiProtocol, CallMemo, Relay, memos_of_response, usable_tools
+from .relay import ApiProtocol, CallMemo, Relay, memos_of_response, usable_tools, with_schemas
 from .responses import ResponsesRelay
 from .store import MemoryStore, StateStore, memo_key
 from .upstream import (
@@ -142,6 +142,12 @@ class ProxyConfig:
     become final, on Anthropic Messages and Responses (Chat Completions calls are always
     held: no client can be kept from running a half-sent one); a request's
     ``x-streamrepair-stream-arguments`` header (``on`` or ``off``) overrides it.
+
+    ``schemas`` (tool name -> parameter schema, as ``load_schema_files`` reads them) are
+    the schemas of tools a request does not list: a call to one of them gets its schema
+    rules too (Claude Code's deferred MCP tools, which are not in the request's
+    ``tools``). A tool the request lists keeps the request's own schema. A call to a
+    name in neither gets the syntax repairs only, and is sent like any other.
     """
 
     upstream: str
@@ -156,6 +162,7 @@ class ProxyConfig:
     telemetry: TelemetryLog | None = None
     text_tool_calls: str | None = None
     stream_arguments: bool = False
+    schemas: Mapping[str, Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
@@ -465,7 +472,7 @@ class _Proxy:
             return None
         tools = usable_tools(parsed.get("tools"))
         return _RELAYS[protocol](
-            tools=tools,
+            tools=with_schemas(tools, self.config.schemas),
             max_argument_chars=self.config.max_argument_chars,
             # Only for a request that declares tools: a call for a client that offered
             # none could not be run, and its markup is then text as the model wrote it.

@@ -94,6 +94,7 @@ __all__ = [
     "notice_verdicts",
     "sse_event",
     "usable_tools",
+    "with_schemas",
 ]
 
 #: Every notice the proxy writes for a withheld call starts with this.
@@ -324,6 +325,23 @@ def usable_tools(tools: object) -> list[dict[str, Any]] | None:
     return out or None
 
 
+def with_schemas(
+    tools: list[dict[str, Any]] | None, schemas: Mapping[str, Mapping[str, Any]] | None
+) -> list[dict[str, Any]] | None:
+    """``tools`` (a request's :func:`usable_tools`) and, for each tool of ``schemas``
+    (name -> parameter schema) that ``tools`` does not name, an entry with that schema:
+    the request's own schema wins. ``tools`` is not mutated."""
+    if not schemas:
+        return tools
+    listed = tool_schemas(tools) if tools else {}
+    extra = [
+        {"name": name, "input_schema": dict(schema)}
+        for name, schema in schemas.items()
+        if name not in listed
+    ]
+    return [*(tools or ()), *extra] or None
+
+
 def sse_event(data: str, event: str | None = None) -> bytes:
     """One SSE event: an optional ``event:`` line, ``data:`` lines, a blank line."""
     head = f"event: {event}\n" if event else ""
@@ -352,7 +370,8 @@ class Relay:
     docstring). Subclasses implement :meth:`_chunk` (one parsed upstream event) and
     :meth:`_final` (the end, once every call is judged).
 
-    ``tools`` is the request's tool list (the schemas; unknown names rejected);
+    ``tools`` is the request's tool list (the schemas; a call to a name it does not
+    list gets the syntax repairs and no schema rules, and is sent like any other);
     ``max_argument_chars`` bounds each call's argument text; ``emitter`` makes the
     :class:`ArgumentEmitter` of each held call. ``text_tool_calls`` (``"auto"`` or a
     :class:`~streamrepair.TextCallFormat`) reads tool calls the model wrote as text in
@@ -386,6 +405,10 @@ class Relay:
             max_size=max_argument_chars,
             previews=self.stream_arguments,  # the changes the progressive emitter reads
             text_tool_calls=text_tool_calls,
+            # A name the request does not list goes out as a call (syntax repairs, no
+            # schema rules): the harness decides what to do with it (Claude Code runs
+            # its deferred MCP tools, which it leaves out of ``tools``).
+            reject_unknown_tools=False,
         )
         self._schemas: dict[str, Any] = (
             tool_schemas(tools) if tools and self.stream_arguments else {}

@@ -73,6 +73,8 @@ class ToolCallStream:
     :class:`~streamrepair.stream.tracker.ArgumentCheck`). ``choice`` is the Chat
     Completions choice (Gemini candidate) followed when ``n > 1``; a stream with other
     choices and none of this one fails at its end (``unsupported_chunk``).
+    ``reject_unknown_tools=False`` sends a call to a name not in ``tools`` through with the
+    syntax repairs and no schema rules instead of rejecting it (``unknown_tool``).
     ``previews=False`` skips the preview on each :class:`ToolCallDelta`. The ``max_*``
     bounds are those of the layers (see ``sse.py``, ``eventstream.py``, ``tracker.py`` and
     :class:`~streamrepair.ArgumentAssembler`). ``text_tool_calls`` (``"auto"`` or a
@@ -98,6 +100,7 @@ class ToolCallStream:
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         text_tool_calls: TextCallFormat | str | None = None,
+        reject_unknown_tools: bool = True,
     ) -> None:
         self._text_calls: TextCallExtractor | None = None
         if text_tool_calls is not None:
@@ -115,6 +118,7 @@ class ToolCallStream:
             max_depth=max_depth,
             max_text_chars=max_text_chars,
             previews=previews,
+            reject_unknown_tools=reject_unknown_tools,
         )
         self._max_line_bytes = max_line_bytes
         self._max_event_bytes = max_event_bytes

@@ -253,7 +253,11 @@ class ToolCallTracker:
     short way to pass the :class:`~streamrepair.schema.check.ToolSchemaCheck` of that
     list. With ``previews`` (the default) each :class:`~streamrepair.ToolCallDelta`
     carries ``changes`` and a ``preview`` computed when read; ``previews=False`` leaves
-    them empty (saves recording the changes).
+    them empty (saves recording the changes). ``reject_unknown_tools=False`` lets a call
+    to a name the check does not know through: it gets the syntax repairs and the finish
+    policy like any other (cut-off and unrepairable calls are still rejected) but no
+    schema rules, and is ready; for a harness that runs tools it did not list (Claude
+    Code's deferred MCP tools) and decides itself what to do with a name it does not know.
 
     The tracker decides call identity and the finish policy; the turn's text is kept by
     a :class:`~streamrepair.providers.messages.TurnRecorder` and the schema check is
@@ -270,6 +274,7 @@ class ToolCallTracker:
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         previews: bool = True,
+        reject_unknown_tools: bool = True,
     ) -> None:
         self.provider = provider
         if check is None and tools is not None:
@@ -279,6 +284,7 @@ class ToolCallTracker:
         self.max_depth = max_depth
         self.max_text_chars = max_text_chars
         self.previews = previews
+        self.reject_unknown_tools = reject_unknown_tools
         self._calls: list[_Call] = []
         self._by_id: dict[str, _Call] = {}
         self._by_index: dict[int, _Call] = {}
@@ -766,7 +772,11 @@ class ToolCallTracker:
             return [self._ready(call, call.call_id, call.value, (), ())]
         if call.overflow or (call.asm is not None and call.asm.status is Status.UNREPAIRABLE):
             return [self._unrepairable(call)]
-        if self.check is not None and call.name not in self.check.names:
+        if (
+            self.reject_unknown_tools
+            and self.check is not None
+            and call.name not in self.check.names
+        ):
             return [self._unknown(call)]
         raw = call.raw()
         if call.asm is None:  # a custom tool: free text, no JSON
@@ -848,7 +858,11 @@ class ToolCallTracker:
                 *all_notes,
             )
         schema_repairs: tuple[RepairNote, ...] = ()
-        if self.check is not None and call.kind == "function":
+        if (
+            self.check is not None
+            and call.kind == "function"
+            and (self.reject_unknown_tools or call.name in self.check.names)
+        ):
             assert call.name is not None
             checked = self.check.check(call.name, value)
             value, schema_repairs = checked.value, checked.notes
