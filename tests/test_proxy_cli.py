@@ -9,6 +9,8 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -44,6 +46,95 @@ def test_serve_needs_an_upstream_or_opencode(capsys: pytest.CaptureFixture[str])
     ]
     assert main(args) == 2
     assert "unknown text tool-call format 'nonesuch'" in capsys.readouterr().err
+
+
+def test_help_shows_the_helper_only_options_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    helper = text.index("OpenCode helper only")
+    proxy = text.index("proxy (streamrepair serve --upstream URL)")
+    for flag in ("--no-builtin-schemas", "--profiles SPEC", "--model MODEL"):
+        assert helper < text.index(flag, helper) < proxy, flag
+    assert "The proxy (--upstream) uses them for tools a request does not list" in text
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--profiles", "nonsense"], ["--model", "m"], ["--no-builtin-schemas"]],
+    ids=["profiles", "model", "no-builtin-schemas"],
+)
+def test_helper_only_options_are_refused_with_upstream(
+    extra: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", "--upstream", "http://127.0.0.1:1", "--telemetry", "off", *extra]) == 2
+    err = capsys.readouterr().err
+    assert f"streamrepair serve: {extra[0]} is for 'serve opencode', not the proxy" in err
+
+
+def _capture_config(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Run no server: record the ProxyConfig ``run_proxy`` would serve."""
+    import uvicorn
+
+    import streamrepair.proxy.app as proxy_app
+
+    seen: list[Any] = []
+    real = proxy_app.create_app
+
+    def create_app(config: Any, **kwargs: Any) -> Any:
+        seen.append(config)
+        return real(config, **kwargs)
+
+    monkeypatch.setattr(proxy_app, "create_app", create_app)
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    return seen
+
+
+def test_schemas_reach_the_proxy_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen = _capture_config(monkeypatch)
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    path = tmp_path / "schemas.json"
+    path.write_text(json.dumps({"mcp__echo__echo": schema}))
+    before = path.read_bytes()
+    monkeypatch.delenv("STREAMREPAIR_SCHEMAS", raising=False)
+    args = ["serve", "--upstream", "http://127.0.0.1:1", "--telemetry", "off", "--no-access-log"]
+    assert main([*args, "--schemas", str(path)]) == 0
+    assert seen[-1].schemas == {"mcp__echo__echo": schema}
+    assert "schemas for 1 unlisted tools" in capsys.readouterr().err
+    monkeypatch.setenv("STREAMREPAIR_SCHEMAS", str(path))  # the environment, as the hooks
+    assert main(args) == 0
+    assert seen[-1].schemas == {"mcp__echo__echo": schema}
+    monkeypatch.delenv("STREAMREPAIR_SCHEMAS")
+    assert main(args) == 0
+    assert seen[-1].schemas is None
+    assert path.read_bytes() == before
+
+
+def test_a_schemas_file_that_cannot_be_read_stops_the_proxy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen = _capture_config(monkeypatch)
+    monkeypatch.delenv("STREAMREPAIR_SCHEMAS", raising=False)
+    args = ["serve", "--upstream", "http://127.0.0.1:1", "--telemetry", "off"]
+    missing = tmp_path / "nonexistent.json"
+    assert main([*args, "--schemas", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert "streamrepair serve: --schemas: cannot load the tool schemas" in err
+    assert str(missing) in err
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"a": ')
+    assert main([*args, "--schemas", str(broken)]) == 2
+    assert f"{broken} is not JSON" in capsys.readouterr().err
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text("[1, 2]")
+    assert main([*args, "--schemas", str(wrong)]) == 2
+    assert "a tool must be a mapping" in capsys.readouterr().err
+    monkeypatch.setenv("STREAMREPAIR_SCHEMAS", str(missing))
+    assert main(args) == 2
+    assert "$STREAMREPAIR_SCHEMAS: cannot load" in capsys.readouterr().err
+    assert seen == []  # no proxy was made
 
 
 def test_serve_opencode_still_answers_on_stdio() -> None:

@@ -557,7 +557,7 @@ def test_unknown_tools_can_pass_with_syntax_repairs_and_no_schema_rules() -> Non
         ("rejected", "a", RejectReason.UNREPAIRABLE)
     ]
     # The default is unchanged: rejected.
-    assert outcomes(run(deltas[:1] + [STOP_TOOLS], tools=TOOLS)) == [
+    assert outcomes(run([*deltas[:1], STOP_TOOLS], tools=TOOLS)) == [
         ("rejected", "a", RejectReason.UNKNOWN_TOOL)
     ]
 

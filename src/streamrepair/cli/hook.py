@@ -107,8 +107,16 @@ def parse_hook_options(argv: list[str]) -> tuple[types.SimpleNamespace, list[str
     return options, ignored
 
 
-def settings_options(parser: argparse.ArgumentParser) -> None:
-    """Add the settings options shared by ``hook`` and ``serve opencode``."""
+def settings_options(
+    parser: argparse.ArgumentParser,
+    *,
+    helper: argparse._ActionsContainer | None = None,
+    schemas_help: str = "",
+) -> None:
+    """Add the settings options shared by ``hook`` and ``serve opencode``. ``helper``
+    (an argument group of ``serve``) takes the options that only the hooks and the
+    OpenCode helper read (built-in schemas, profiles, the model), so that ``--help``
+    shows them apart from the proxy's; ``schemas_help`` is added to ``--schemas``'s help."""
     from ..schema.profiles import profile_names
 
     parser.add_argument(
@@ -117,15 +125,16 @@ def settings_options(parser: argparse.ArgumentParser) -> None:
         help=(
             "JSON file(s) of tool schemas, joined by ':' (a tool list, a request body, an MCP "
             "tools/list result, name -> schema, or `streamrepair schemas` output); also "
-            "$STREAMREPAIR_SCHEMAS"
+            f"$STREAMREPAIR_SCHEMAS{schemas_help}"
         ),
     )
-    parser.add_argument(
+    only = parser if helper is None else helper
+    only.add_argument(
         "--no-builtin-schemas",
         action="store_true",
         help="ignore the built-in schemas of the harness's tools",
     )
-    parser.add_argument(
+    only.add_argument(
         "--profiles",
         metavar="SPEC",
         help=(
@@ -133,7 +142,7 @@ def settings_options(parser: argparse.ArgumentParser) -> None:
             f"({', '.join(profile_names())}); also $STREAMREPAIR_PROFILES"
         ),
     )
-    parser.add_argument(
+    only.add_argument(
         "--model",
         help=(
             "model name for telemetry and profiles (default: from the payload, "

@@ -62,7 +62,18 @@ def register(subparsers: Any) -> None:
         choices=["opencode"],
         help="opencode: the OpenCode plugin's helper (omit it with --upstream)",
     )
-    settings_options(serve)
+    helper = serve.add_argument_group(
+        "OpenCode helper only (streamrepair serve opencode; refused with --upstream)"
+    )
+    settings_options(
+        serve,
+        helper=helper,
+        schemas_help=(
+            ". The proxy (--upstream) uses them for tools a request does not list (Claude "
+            "Code's deferred MCP tools): their calls get the schema rules too; a file that "
+            "cannot be read stops it at start"
+        ),
+    )
     from .proxy import add_proxy_options  # light: no serve-extra imports
 
     add_proxy_options(serve)

@@ -2,7 +2,13 @@
 
 The options are registered by ``cli/integrations.py`` (``serve`` also runs the OpenCode
 helper, ``serve opencode``); this module is imported only to run the proxy, and imports
-the ``serve`` extra (Starlette, uvicorn, httpx) only then.
+the ``serve`` extra (Starlette, uvicorn, aiohttp) only then.
+
+Of the options ``serve`` shares with the hooks, the proxy reads ``--schemas`` (schemas
+of tools a request does not list; a file that cannot be read stops it at start),
+``--telemetry`` and ``--log-arguments``; ``--no-builtin-schemas``, ``--profiles`` and
+``--model`` are the OpenCode helper's and are refused with ``--upstream`` (the proxy
+takes each tool's schema and the model from the request and applies no profiles).
 """
 
 from __future__ import annotations
@@ -13,13 +19,29 @@ import os
 import sys
 from typing import Any, Final
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TOKEN_ENV", "add_proxy_options", "run_proxy"]
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "HELPER_ONLY_OPTIONS",
+    "SCHEMAS_ENV",
+    "TOKEN_ENV",
+    "add_proxy_options",
+    "run_proxy",
+]
 
 #: Where the proxy listens by default: loopback only.
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8787
 #: Environment variable holding the proxy's own bearer token (unset: no token).
 TOKEN_ENV: Final = "STREAMREPAIR_PROXY_TOKEN"
+#: Environment variable naming the ``--schemas`` file(s) when the option is not given.
+SCHEMAS_ENV: Final = "STREAMREPAIR_SCHEMAS"
+#: ``serve`` options (attribute, flag) that only the OpenCode helper reads.
+HELPER_ONLY_OPTIONS: Final = (
+    ("no_builtin_schemas", "--no-builtin-schemas"),
+    ("profiles", "--profiles"),
+    ("model", "--model"),
+)
 _LOOPBACK: Final = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
@@ -119,8 +141,44 @@ def _config_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _refused(args: argparse.Namespace) -> str | None:
+    """Why the options cannot run the proxy, if they cannot."""
+    flags = [flag for name, flag in HELPER_ONLY_OPTIONS if getattr(args, name, None)]
+    if not flags:
+        return None
+    return (
+        f"{' and '.join(flags)} {'is' if len(flags) == 1 else 'are'} for 'serve opencode', "
+        "not the proxy: the proxy takes each tool's schema from the request (and "
+        "--schemas), the model from the request, and applies no model profiles"
+    )
+
+
+def _schemas(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``--schemas`` file(s) (else ``$STREAMREPAIR_SCHEMAS``), merged; None when none
+    is named. ``ValueError`` saying which file and why when one cannot be read."""
+    from ..integrations.calls import load_schema_files
+
+    spec = getattr(args, "schemas", None) or os.environ.get(SCHEMAS_ENV, "")
+    if not spec.strip():
+        return None
+    where = "--schemas" if getattr(args, "schemas", None) else f"${SCHEMAS_ENV}"
+    try:
+        return dict(load_schema_files(spec))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{where}: cannot load the tool schemas: {exc}") from None
+
+
 def run_proxy(args: argparse.Namespace, telemetry: Any) -> int:
     """Serve until interrupted; returns the exit code."""
+    refused = _refused(args)
+    if refused is not None:
+        print(f"streamrepair serve: {refused}", file=sys.stderr)
+        return 2
+    try:
+        schemas = _schemas(args)
+    except ValueError as exc:
+        print(f"streamrepair serve: {exc}", file=sys.stderr)
+        return 2
     try:
         import uvicorn
 
@@ -143,6 +201,7 @@ def run_proxy(args: argparse.Namespace, telemetry: Any) -> int:
             upstream_key=upstream_key,
             access_log=not args.no_access_log,
             telemetry=telemetry,
+            schemas=schemas,
             **_config_kwargs(args),
         )
     except (ValueError, ImportError) as exc:
@@ -156,9 +215,10 @@ def run_proxy(args: argparse.Namespace, telemetry: Any) -> int:
         )
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     app = create_app(config, store=store)
+    extra = f", schemas for {len(schemas)} unlisted tools" if schemas else ""
     print(
         f"streamrepair serve: http://{args.host}:{args.port} -> {args.upstream} "
-        f"(store: {args.store})",
+        f"(store: {args.store}{extra})",
         file=sys.stderr,
     )
     uvicorn.run(
