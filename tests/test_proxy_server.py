@@ -749,6 +749,8 @@ def test_access_log_has_no_secrets_and_counts_calls(
         assert secret not in text
     assert 'streamrepair_proxy_repairs_total{model="gpt-test",rule="trailing_comma"} 1' in metrics
     assert 'streamrepair_proxy_tool_calls_total{model="gpt-test",outcome="repaired"} 1' in metrics
+    # A counter without labels has its 0 sample, not only its HELP and TYPE lines.
+    assert "streamrepair_proxy_client_disconnects_total 0" in metrics.splitlines()
     records = [json.loads(line) for line in (tmp_path / "telemetry.jsonl").read_text().splitlines()]
     assert [(r["harness"], r["model"], r["tool"], r["outcome"], r["rules"]) for r in records] == [
         ("proxy", "gpt-test", "get_weather", "repaired", ["trailing_comma"])

@@ -1,8 +1,8 @@
 """The repairing proxy: ``streamrepair serve --upstream URL``.
 
 A layer above the turn and telemetry layers, below the CLI. One ASGI app (Starlette,
-served by uvicorn) forwards every request to one upstream with a pooled httpx client; the
-streams of Chat Completions, Anthropic Messages and Responses requests go through a
+served by uvicorn) forwards every request to one upstream with a pooled aiohttp
+session; the streams of Chat Completions, Anthropic Messages and Responses requests go through a
 sans-IO :class:`~.relay.Relay` that sends text as it arrives and each tool call as valid,
 repaired JSON once it is judged ready, and withholds (with a notice) what was cut off
 or cannot be repaired. See ``docs/proxy.md``.

@@ -30,6 +30,9 @@ _HELP: Final = {
     "streamrepair_proxy_upstream_errors_total": "Upstream failures, by kind",
     "streamrepair_proxy_client_disconnects_total": "Streams the client left before the end",
 }
+#: Counters without labels: shown with a ``0`` sample from the start (a counter with
+#: labels has no sample until a label value is known).
+_UNLABELLED: Final = ("streamrepair_proxy_client_disconnects_total",)
 
 
 def _escape(value: str) -> str:
@@ -40,7 +43,9 @@ class ProxyMetrics:
     """Counters and the active-stream gauge."""
 
     def __init__(self) -> None:
-        self._counters: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
+        self._counters: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {
+            (name, ()): 0 for name in _UNLABELLED
+        }
         self._seen: dict[str, set[str]] = {}
         self.active_streams = 0
 
