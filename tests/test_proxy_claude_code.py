@@ -2,12 +2,19 @@
 
 Claude Code checks a built-in tool's input (JSON parse, then its own schema) before any
 hook runs, so these three calls end as ``InputValidationError`` or a wrong file without
-the proxy (``../shared/reference/proxy-compatibility.md`` section 6), and run with the
+the proxy (measured with Claude Code 2.1.332, the control run below), and run with the
 repaired input through it:
 
 1. ``Read`` with ``"limit": null`` (the schema wants a number);
 2. ``Read`` whose input JSON has a trailing comma;
 3. ``Write`` to a markdown-linked path, ``<project>/[out.md](http://out.md)``.
+
+Deferred MCP tools: Claude Code leaves them out of the request's ``tools`` and runs
+them when the model calls them directly. Through the proxy a call to one is sent with its
+syntax repaired (a trailing comma, which Claude Code would refuse) and reaches a stdio MCP
+server; with the server's schemas given (``ProxyConfig.schemas``, ``serve --schemas``) it
+also gets the schema rules (a link and a null); without the proxy the broken one never
+reaches the server.
 
 With progressive arguments (``stream_arguments``), the same binary: a ``tool_use`` block
 that was never closed is dropped in every ending, a closed one is run (the ground for
@@ -126,6 +133,106 @@ def test_without_the_proxy_the_same_calls_fail(tmp_path: Path) -> None:
     assert "could not be parsed as JSON" in results["toolu_comma"].text
     assert not (project / "out.md").exists()
     assert any(p.name.startswith("[out.md]") for p in project.iterdir())  # a nested folder
+
+
+# -- deferred MCP tools: called directly, not in the request's tools ---------------------------
+
+ECHO = "mcp__echo__echo"
+
+
+def _mcp_script(harness: ModuleType, project: Path) -> list[object]:
+    notes = f"{project}/notes.md"
+    linked = f"{project}/[notes.md](http://notes.md)"
+    return [
+        # Broken JSON (a trailing comma): Claude Code refuses it before the MCP server.
+        harness.tool_turn(ECHO, f'{{"path": "{notes}", "count": 2,}}', id="toolu_mcp_comma"),
+        # Valid JSON, a link and a null: only the tool's schema says they are wrong.
+        harness.tool_turn(ECHO, f'{{"path": "{linked}", "count": null}}', id="toolu_mcp_null"),
+    ]
+
+
+def _mcp_run(
+    harness: ModuleType, tmp: Path, name: str, *, proxy: bool, schemas: bool = False
+) -> tuple[object, list[object], Path]:
+    """One ``claude -p`` run with a stdio MCP server (``mcp_echo_server.py``, beside the
+    harness) whose tool the model calls directly, as deferred; returns the run, the
+    arguments the MCP server received, the project. ``schemas``: the proxy gets the
+    server's tool schemas, as ``streamrepair schemas --mcp ... --prefix mcp__echo__``
+    builds them."""
+    server = Path(harness.__file__).with_name("mcp_echo_server.py")
+    if not server.is_file():
+        pytest.skip(f"the MCP echo server is not beside the harness ({server})")
+    project = tmp / name / "project"
+    project.mkdir(parents=True)
+    (project / "notes.md").write_text("NOTES\n")
+    log = tmp / name / "mcp.jsonl"
+    harness.write_mcp_config(
+        project, {"echo": [sys.executable, str(server)]}, env={"MCP_ECHO_LOG": str(log)}
+    )
+    config: dict[str, object] = {}
+    if schemas:
+        from streamrepair.integrations.mcp import list_mcp_tools
+        from streamrepair.schema.tools import tool_schemas
+
+        listed = tool_schemas(list_mcp_tools([sys.executable, str(server)], timeout=60))
+        config["schemas"] = {f"mcp__echo__{n}": schema for n, schema in listed.items()}
+    home = tmp / name / "home"
+    with harness.FakeAnthropic(_mcp_script(harness, project)) as api:
+        if proxy:
+            with serving(create_app(ProxyConfig(upstream=api.url, **config))) as url:
+                run = harness.run_claude(
+                    api,
+                    project=project,
+                    home=home,
+                    permission_mode="bypassPermissions",
+                    env={"ANTHROPIC_BASE_URL": url},
+                    timeout=180,
+                )
+        else:
+            run = harness.run_claude(
+                api, project=project, home=home, permission_mode="bypassPermissions", timeout=180
+            )
+    calls = []
+    if log.exists():
+        for line in log.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("name") == "echo":
+                calls.append(record["arguments"])
+    return run, calls, project
+
+
+def test_claude_code_runs_a_deferred_mcp_tool_through_the_proxy(tmp_path: Path) -> None:
+    harness = _harness()
+    run, calls, project = _mcp_run(harness, tmp_path, "mcp-proxy", proxy=True)
+    first = run.main_requests[0]  # type: ignore[attr-defined]
+    assert first.tool_names(), run.stderr  # type: ignore[attr-defined]
+    assert ECHO not in first.tool_names()  # deferred: not in the request's tools
+    notes, linked = f"{project}/notes.md", f"{project}/[notes.md](http://notes.md)"
+    # Both calls reached the MCP server: the broken one repaired (syntax), the valid one
+    # as written (no schema here: the proxy does not guess one).
+    assert calls == [{"path": notes, "count": 2}, {"path": linked, "count": None}]
+    results = {r.tool_use_id: r for r in run.tool_results()}  # type: ignore[attr-defined]
+    assert not results["toolu_mcp_comma"].is_error
+    assert "trailing_comma" in results["toolu_mcp_comma"].text  # the model is told
+    assert not results["toolu_mcp_null"].is_error
+
+
+def test_with_schemas_the_proxy_repairs_a_deferred_mcp_call(tmp_path: Path) -> None:
+    harness = _harness()
+    run, calls, project = _mcp_run(harness, tmp_path, "mcp-schemas", proxy=True, schemas=True)
+    notes = f"{project}/notes.md"
+    assert calls == [{"path": notes, "count": 2}, {"path": notes}], run.stderr  # type: ignore[attr-defined]
+    results = {r.tool_use_id: r for r in run.tool_results()}  # type: ignore[attr-defined]
+    assert "drop_null at $.count" in results["toolu_mcp_null"].text
+
+
+def test_without_the_proxy_the_broken_mcp_call_never_reaches_the_server(tmp_path: Path) -> None:
+    harness = _harness()
+    run, calls, project = _mcp_run(harness, tmp_path, "mcp-direct", proxy=False)
+    linked = f"{project}/[notes.md](http://notes.md)"
+    assert calls == [{"path": linked, "count": None}], run.stderr  # type: ignore[attr-defined]
+    results = {r.tool_use_id: r for r in run.tool_results()}  # type: ignore[attr-defined]
+    assert results["toolu_mcp_comma"].is_error
 
 
 # -- progressive arguments: what Claude Code does with a half-sent call -------------------------
