@@ -62,7 +62,7 @@ def _case(name: str, path: Path) -> Case | None:
         return None
     tools_file = path.with_name(path.name.split(".")[0] + ".tools.json")
     tools = json.loads(tools_file.read_text()) if tools_file.exists() else None
-    core = ToolCallStream(tools=tools)
+    core = ToolCallStream(tools=tools, reject_unknown_tools=False)  # as the proxy judges
     events = core.feed(sse) + core.finish()
     return Case(
         name=name,
