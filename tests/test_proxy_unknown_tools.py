@@ -394,3 +394,31 @@ def test_the_sdk_receives_the_unlisted_call(protocol: str, given: bool) -> None:
     arguments = {"text": "hi"} if given else {"text": "hi", "repeat": None}
     stop = {"chat": "tool_calls", "anthropic": "tool_use", "responses": "completed"}[protocol]
     assert got == [(MCP_NAME, arguments), ("stop", stop)]
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["no-schemas", "schemas"])
+def test_a_non_streamed_answer_gets_the_same_decision(given: bool) -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": MCP_NAME, "arguments": BROKEN}}
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    body = {
+        "id": "chatcmpl-u",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "fake-model",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+    }
+    reply = Reply(body=json.dumps(body).encode(), media_type="application/json")
+    fake = FakeUpstream(script=[reply], deepseek_rules=False)
+    config: dict[str, Any] = {"schemas": {MCP_NAME: MCP_SCHEMA}} if given else {}
+    with stack(fake, **config) as url:
+        client = openai_client(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
+        answer = client.chat.completions.create(
+            model="fake-model",
+            messages=[{"role": "user", "content": "echo hi"}],
+            tools=protocol_tools("chat", READ_TOOL),
+        )
+    (got,) = answer.choices[0].message.tool_calls
+    assert got.function.name == MCP_NAME
+    want = {"text": "hi"} if given else {"text": "hi", "repeat": None}
+    assert json.loads(got.function.arguments) == want
+    assert answer.choices[0].finish_reason == "tool_calls"

@@ -500,7 +500,7 @@ class _Proxy:
             return None
         # Text tool calls are read in streams only (docs/proxy.md).
         return _RELAYS[protocol](
-            tools=usable_tools(parsed.get("tools")),
+            tools=with_schemas(usable_tools(parsed.get("tools")), self.config.schemas),
             max_argument_chars=self.config.max_argument_chars,
         )
 
