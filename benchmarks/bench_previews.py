@@ -16,15 +16,19 @@ machine is a shared 2-core VM: runs minutes apart drift by 2x, runs side by side
    and 64.
 4. **memory**: peak traced memory of a 10 MiB argument fed in 16-character deltas, feed
    only and with changes, against the decoded argument; peak RSS of replaying a 12 MB
-   recording by path (``iter_events``, no events kept) against a bare import.
+   recording by path (``iter_events``, no events kept; then reading every delta's
+   preview) and through ``streamrepair replay`` (``--plain``, ``--json --no-previews``,
+   ``--json`` with its previews) against a bare import.
 5. **1 KB vs jiter**: each workload at 1 KB in 16-character deltas, ours (feed + changes)
    against jiter re-parsing the whole buffer after every delta.
 
 No assertion is made: this is a report. ``--write-docs`` puts it in docs/performance.md
-(its own section, written by ``_report.write_section``).
+(its own section, written by ``_report.write_section``); with ``--only PART`` it replaces
+that part's paragraph of the section and keeps the others' figures.
 
     python benchmarks/bench_previews.py --quick         # about two minutes
     python benchmarks/bench_previews.py --write-docs    # the full run (tens of minutes)
+    python benchmarks/bench_previews.py --only memory --write-docs   # one part
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from _report import write_section  # noqa: E402
+from _report import DOC, write_section  # noqa: E402
 
 from streamrepair import ArgumentAssembler, ToolCallStream  # noqa: E402
 from streamrepair.syntax import ValueBuilder  # noqa: E402
@@ -404,6 +408,16 @@ def memory(quick: bool) -> dict[str, Any]:
         quiet += "with open(os.devnull, 'w') as out, contextlib.redirect_stdout(out):\n"
         cli_plain = _rss_of(quiet + f"    main(['replay', '--plain', {path!r}])\n")
         cli_json = _rss_of(quiet + f"    main(['replay', '--json', '--no-previews', {path!r}])\n")
+        # Each delta's preview read (a snapshot of the value so far per delta): the drivers
+        # let go of each event as they hand it out, so one snapshot lives at a time.
+        replay_previews = _rss_of(
+            "from streamrepair import ToolCallDelta, iter_events\n"
+            f"for event in iter_events({path!r}):\n"
+            "    if isinstance(event, ToolCallDelta):\n        event.preview\n"
+        )
+        start = time.perf_counter()
+        cli_previews = _rss_of(quiet + f"    main(['replay', '--json', {path!r}])\n")
+        cli_previews_seconds = time.perf_counter() - start
     finally:
         os.unlink(path)
     result = {
@@ -416,6 +430,9 @@ def memory(quick: bool) -> dict[str, Any]:
         "replay_rss_mib": replay,
         "cli_plain_rss_mib": cli_plain,
         "cli_json_rss_mib": cli_json,
+        "replay_previews_rss_mib": replay_previews,
+        "cli_previews_rss_mib": cli_previews,
+        "cli_previews_seconds": cli_previews_seconds,
     }
     print(f"  memory: {result}", file=sys.stderr, flush=True)
     return result
@@ -541,7 +558,16 @@ def render(
             f" {mem['cli_plain_rss_mib']:.1f} MiB"
             f" (+{mem['cli_plain_rss_mib'] - mem['bare_rss_mib']:.1f} MiB); with"
             f" `--json --no-previews`: {mem['cli_json_rss_mib']:.1f} MiB"
-            f" (+{mem['cli_json_rss_mib'] - mem['bare_rss_mib']:.1f} MiB).",
+            f" (+{mem['cli_json_rss_mib'] - mem['bare_rss_mib']:.1f} MiB);",
+            f"- with every delta's preview read (a snapshot of the value so far per delta):"
+            f" `iter_events(path)` {mem['replay_previews_rss_mib']:.1f} MiB"
+            f" (+{mem['replay_previews_rss_mib'] - mem['bare_rss_mib']:.1f} MiB);"
+            f" `streamrepair replay --json` (previews on, the default)"
+            f" {mem['cli_previews_rss_mib']:.1f} MiB"
+            f" (+{mem['cli_previews_rss_mib'] - mem['bare_rss_mib']:.1f} MiB), in"
+            f" {mem['cli_previews_seconds']:.0f} s: its output repeats the value so far on"
+            " every delta's line, quadratic in the argument by its format"
+            " (`--no-previews` keeps it linear).",
         ]
     if small:
         lines += [
@@ -576,8 +602,25 @@ up to 2x between runs).
 """
 
 
-def write_docs(report: str) -> None:
-    write_section("previews", HEADER + "\n" + report)
+def write_docs(report: str, *, part_only: bool = False) -> None:
+    """Write the report as the section, or with ``part_only`` (a run of one part) put that
+    part's paragraph in place of the same paragraph of the section as it stands."""
+    if not part_only:
+        write_section("previews", HEADER + "\n" + report)
+        return
+    start, end = "<!-- previews:start -->", "<!-- previews:end -->"
+    current = DOC.read_text(encoding="utf-8")
+    if start not in current or end not in current:
+        raise SystemExit("docs/performance.md has no previews section: run every part first")
+    section = current.split(start, 1)[1].split(end, 1)[0].strip()
+    part = report[report.index("\n\n**") + 2 :]  # after the run's first line
+    title = part[: part.index("**", 2) + 2]
+    at = section.find("\n\n" + title)
+    if at < 0:
+        raise SystemExit(f"no {title} paragraph in the previews section")
+    following = section.find("\n\n**", at + 2)
+    rest = section[following:] if following >= 0 else ""
+    write_section("previews", section[: at + 2] + part + rest)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -597,7 +640,7 @@ def main(argv: list[str] | None = None) -> int:
     report = render(changes, pipeline, river, mem, small, args.quick)
     print(report)
     if args.write_docs:
-        write_docs(report)
+        write_docs(report, part_only=only is not None)
     return 0
 
 

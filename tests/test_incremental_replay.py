@@ -4,6 +4,8 @@ few large pieces (the memory figures themselves are in benchmarks/bench_memory.p
 
 from __future__ import annotations
 
+import collections
+import gc
 import io
 import json
 from pathlib import Path
@@ -177,3 +179,66 @@ def test_a_calls_raw_text_is_kept_in_few_pieces() -> None:
     events = tracker.finish()
     ready = next(e for e in events if isinstance(e, ToolCallReady))
     assert ready.arguments == {"content": "abcdefghijklmnop" * 50_000}
+
+
+def _held_by_a_batch(event: object) -> bool:
+    """Whether a list or deque (a driver's batch of events) still refers to ``event``."""
+    return any(isinstance(r, list | collections.deque) for r in gc.get_referrers(event))
+
+
+def test_iter_events_lets_go_of_each_event_as_it_is_yielded(tmp_path: Path) -> None:
+    # A delta's preview, once read, is kept on its event: a driver holding a block's
+    # events would hold a snapshot per delta of the block.
+    data = write_recording(20_000)
+    path = tmp_path / "r.sse"
+    path.write_bytes(data)
+    for source in (data, path):
+        deltas = 0
+        for event in iter_events(source):
+            if isinstance(event, ToolCallDelta):
+                assert event.preview is not None
+                if deltas % 97 == 0:  # get_referrers scans every object: a sample
+                    assert not _held_by_a_batch(event)
+                deltas += 1
+        assert deltas > 100  # many deltas in one 64 KiB block
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_aiter_events_lets_go_of_each_event_as_it_is_yielded(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    path = tmp_path / "r.sse"
+    path.write_bytes(write_recording(20_000))
+    deltas = 0
+    async with drivers.aiter_events(path) as events:
+        async for event in events:
+            if isinstance(event, ToolCallDelta):
+                assert event.preview is not None
+                if deltas % 97 == 0:  # get_referrers scans every object: a sample
+                    assert not _held_by_a_batch(event)
+                deltas += 1
+    assert deltas > 100
+
+
+def test_replay_json_reads_events_through_iter_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from streamrepair.cli import main, replay
+
+    path = tmp_path / "r.sse"
+    path.write_bytes(write_recording(5_000))
+    seen: list[bool] = []
+    real = replay.iter_events
+
+    def spy(source: Any, **options: Any) -> Any:
+        for event in real(source, **options):
+            if isinstance(event, ToolCallDelta) and len(seen) < 5:
+                seen.append(_held_by_a_batch(event))
+            yield event
+
+    monkeypatch.setattr(replay, "iter_events", spy)
+    assert main(["replay", "--json", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert seen == [False] * 5
+    assert json.loads(lines[-2])["type"] == "tool_call_ready"

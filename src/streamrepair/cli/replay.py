@@ -4,7 +4,10 @@ On a terminal (and with ``rich`` installed, the ``cli`` extra) the view is live:
 reasoning, the text, each tool call's arguments growing and its status, then a summary
 table of ready and rejected calls with their repairs. Elsewhere the output is plain text.
 ``--json`` prints every event as one JSON line instead (the golden-file format), with
-U+2028 and U+2029 escaped so that line-based readers see one event per line.
+U+2028 and U+2029 escaped so that line-based readers see one event per line. A delta's
+line holds its preview, the whole value so far, so that output is quadratic in a long
+argument by its format (a 700 KB call gives about 16 GB); ``--no-previews`` leaves the
+previews out, and the changes on each line still say what the delta added.
 
 ``--strict`` makes the exit status say whether the turn can be used as it is: 0 only when
 the stream ended cleanly (a stop reason of ``stop``, ``tool_calls`` or ``length``), nothing
@@ -22,7 +25,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from importlib import resources
 from typing import IO, Any, TextIO
 
@@ -40,7 +43,7 @@ from ..events import (
 )
 from ..providers.normalizer import Provider
 from ..providers.textcalls import TextCallFormat
-from ..stream.drivers import READ_CHUNK_BYTES
+from ..stream.drivers import READ_CHUNK_BYTES, iter_events
 from ..stream.pipeline import ToolCallStream
 from ..stream.recordings import RecordingReader
 from ..syntax.changes import Closed, Opened, Reset, ValueBuilder
@@ -85,7 +88,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
-        help="print events as JSON lines (U+2028/U+2029 escaped)",
+        help="print events as JSON lines (U+2028/U+2029 escaped); each delta's line holds "
+        "its preview, the whole value so far, so the output grows with the square of a long "
+        "argument (a 700 KB call: about 16 GB); --no-previews keeps it linear",
     )
     parser.add_argument(
         "--no-previews",
@@ -165,17 +170,6 @@ def _pieces(handle: IO[bytes], name: str) -> Iterator[bytes | Mapping[str, Any]]
     yield from reader.finish()
 
 
-def _events(
-    pieces: Iterable[bytes | Mapping[str, Any]], core: ToolCallStream
-) -> Iterator[StreamEvent]:
-    for piece in pieces:
-        yield from core.feed(piece)
-        if core.done is not None:
-            return
-    if core.done is None:
-        yield from core.finish()
-
-
 def _run(args: argparse.Namespace) -> int:
     if args.speed is not None and args.speed < 0:
         print("streamrepair replay: --speed must be >= 0", file=sys.stderr)
@@ -196,7 +190,10 @@ def _run(args: argparse.Namespace) -> int:
         print(f"streamrepair replay: {exc}", file=sys.stderr)
         return 2
     try:
-        events = _events(_pieces(handle, args.file or DEMO), core)
+        # iter_events hands the events of a block out one at a time and drops each as it
+        # goes: with --json each delta's preview is read, and a block's worth of them
+        # would be a block's worth of snapshots.
+        events = iter_events(_pieces(handle, args.file or DEMO), core=core)
         out = sys.stdout
         if args.json:
             _json_lines(events, out, args.speed or 0.0, previews=not args.no_previews)

@@ -19,7 +19,10 @@ the verdicts.
 A recording's path or a whole body is read and fed :data:`READ_CHUNK_BYTES` at a time (a
 recording through a :class:`~streamrepair.stream.recordings.RecordingReader`), so its
 events come out as the bytes are read: a consumer that keeps no events needs memory for
-one block and the calls' own state, whatever the size of the file.
+one block and the calls' own state, whatever the size of the file. The events a block
+gives are handed out one at a time, each let go of as it is yielded (the async driver
+pops them from its queue): a delta's preview is kept on its event once read, so holding a
+block's events would hold a snapshot per delta of the block.
 """
 
 from __future__ import annotations
@@ -122,6 +125,14 @@ def _blocks(data: bytes | bytearray | memoryview) -> Iterator[bytes]:
         view.release()
 
 
+def _one_at_a_time(events: list[StreamEvent]) -> Iterator[StreamEvent]:
+    """``events`` in order, each dropped from the list before it is yielded, so that the
+    driver holds none of the events it has handed out (module docstring)."""
+    events.reverse()
+    while events:
+        yield events.pop()
+
+
 def _open(
     source: object,
 ) -> tuple[Iterable[object] | AsyncIterable[object], object | None, bool]:
@@ -195,15 +206,15 @@ def iter_events(
     try:
         try:
             for item in items:
-                yield from stream.feed(item)
+                yield from _one_at_a_time(stream.feed(item))
                 if stream.done is not None:
                     break
         except Exception as exc:
             if stream.done is None:
-                yield from stream.fail(**_source_failure(exc))
+                yield from _one_at_a_time(stream.fail(**_source_failure(exc)))
             raise
         if stream.done is None:
-            yield from stream.finish()
+            yield from _one_at_a_time(stream.finish())
     finally:
         if stream.done is None:
             stream.abort()
