@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import ijson
@@ -16,7 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _support import chunkings, split_points
-from streamrepair import ArgumentAssembler, Status, UnrepairableError
+from streamrepair import (
+    ArgumentAssembler,
+    Status,
+    ToolCallDelta,
+    ToolCallReady,
+    UnrepairableError,
+    iter_events,
+)
 from streamrepair.syntax import IjsonAdapter, KeyRead, ijson_events
 from test_assembler_properties import _mutations, documents
 
@@ -197,3 +206,107 @@ def test_a_top_level_value_read_whole() -> None:
         ijson.parse(b'{"a": [1, {"b": null}]}')
     )
     assert list(ijson_events(["12"])) == [("", "number", 12)]
+
+
+def _ijson_parse_of(chunks: list[str]) -> tuple[list[Any], Any] | None:
+    """(``ijson.parse`` over the adapter's basic pairs, what they are input for; the
+    repaired value), or None when the text was unrepairable, cut off, or is not one finite
+    value."""
+    assembler = ArgumentAssembler(changes=True)
+    try:
+        basic = list(ijson_events(chunks, basic=True, assembler=assembler))
+    except UnrepairableError:
+        return None
+    values = assembler.finish_values()
+    if len(values) != 1 or not _finite(values[0].value) or values[0].structure_synthesized:
+        return None
+    # basic_parse -> parse: ijson's own chaining, from the pairs to the prefixed events.
+    return list(ijson_python.parse(iter(basic))), values[0].value
+
+
+@SETTINGS
+@given(text=st.one_of(documents(), _mutations()), data=st.data())
+def test_basic_pairs_fed_to_ijson_parse_equal_ijson_parse_of_the_whole_text(
+    text: str, data: st.DataObject
+) -> None:
+    for chunks in [*chunkings(text), data.draw(split_points(text))]:
+        result = _ijson_parse_of(chunks)
+        if result is None:
+            continue
+        got, value = result
+        repaired = json.dumps(value)
+        expected = list(ijson_python.parse(repaired.encode()))
+        if not _key_repeated(expected):  # a key written twice streams twice
+            assert got == expected, chunks
+        # and the prefixed events ijson.parse made of them build the same value
+        built = list(ijson_python.items(iter(got), ""))
+        assert json.dumps(built, default=float) == json.dumps([json.loads(repaired)])
+
+
+def _key_repeated(events: list[Any]) -> bool:
+    """Whether some object of ``events`` names a key twice (ijson over the repaired text
+    then sees the key once, the stream saw it twice)."""
+    stack: list[set[Any]] = []
+    for _, event, value in events:
+        if event == "start_map":
+            stack.append(set())
+        elif event == "end_map":
+            stack.pop()
+        elif event == "map_key":
+            if value in stack[-1]:
+                return True
+            stack[-1].add(value)
+    return False
+
+
+def test_basic_pairs_are_input_for_ijson_parse_not_basic_parse() -> None:
+    text = '{"edits": [{"old": "a", "new": "b"}], "n": 2.5}'
+    pairs = list(ijson_events(list(text), basic=True))
+    assert pairs == list(ijson.basic_parse(text.encode()))
+    assert list(ijson.parse(iter(pairs))) == list(ijson.parse(text.encode()))
+    with pytest.raises(ValueError, match="source"):  # basic_parse reads bytes, not events
+        list(ijson.basic_parse(iter(pairs)))
+
+
+# -- the example of docs/streams.md ("Each edit as it completes, with ijson") ----------------
+
+ROOT = Path(__file__).resolve().parent.parent
+INTERLEAVED = ROOT / "fixtures" / "sse" / "multi-edit-interleaved.sse"
+
+
+def _docs_ijson_example() -> dict[str, Any]:
+    text = (ROOT / "docs" / "streams.md").read_text(encoding="utf-8")
+    (block,) = [
+        b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "IjsonAdapter" in b
+    ]
+    namespace: dict[str, Any] = {}
+    exec(compile(block, "docs/streams.md", "exec"), namespace)  # runs its own asserts
+    return namespace
+
+
+def test_the_docs_ijson_example_keeps_interleaved_calls_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(ROOT)
+    example = _docs_ijson_example()
+    path = str(INTERLEAVED)
+    ready = {e.call_id: e.arguments for e in iter_events(path) if isinstance(e, ToolCallReady)}
+    assert len(ready) == 2
+    for call_id, arguments in ready.items():
+        got = list(ijson.items(example["call_events"](path, call_id), "edits.item"))
+        assert got == arguments["edits"]
+        got_pairs = list(ijson.kvitems(example["call_events"](path, call_id), ""))
+        assert dict(got_pairs) == arguments
+
+    # The calls really interleave: one adapter fed both calls' changes gives neither.
+    def shared_events() -> Any:
+        adapter = IjsonAdapter()
+        for event in iter_events(path):
+            if isinstance(event, ToolCallDelta):
+                yield from adapter.feed(event.changes)
+
+    try:
+        mixed = list(ijson.items(shared_events(), "edits.item"))
+    except (AssertionError, ijson.JSONError):  # the mixed changes break the adapter
+        mixed = None
+    assert mixed not in [arguments["edits"] for arguments in ready.values()]

@@ -3,8 +3,11 @@
 
 :class:`IjsonAdapter` turns :mod:`preview changes <streamrepair.syntax.changes>` (from
 ``ArgumentAssembler(changes=True).take_changes()`` or from ``ToolCallDelta.changes``) into
-the events ijson's parsers yield: ``(prefix, event, value)`` tuples, or the basic
-``(event, value)`` form with ``basic=True``. Events are emitted as soon as they are final:
+the events ijson's parsers yield: ``(prefix, event, value)`` tuples (what ``ijson.parse``
+yields, and what ``ijson.items`` and ``ijson.kvitems`` take), or with ``basic=True`` the
+``(event, value)`` pairs ``ijson.basic_parse`` yields (what ``ijson.parse`` takes: ijson
+chains ``basic_parse -> parse -> items``; ``basic_parse`` itself reads bytes, not events).
+Events are emitted as soon as they are final:
 ``start_map``/``start_array`` when a container opens, ``map_key`` with the first change of
 its value, a scalar once complete, a string once the model closed it, ``end_map`` /
 ``end_array`` when the model closed the container. ijson's functions take an iterable of
@@ -13,6 +16,10 @@ such events in place of a file::
     import ijson
     for edit in ijson.items(adapter_events, "edits.item"):  # each edit as it completes
         ...
+
+An adapter follows one value: feed it the changes of one call only, and keep one adapter
+per ``call_id`` when calls stream side by side (parallel calls interleave their deltas;
+the changes of two calls in one adapter would make one call's events out of both).
 
 Guarantees: for text the assembler finishes without synthesized structure, the events
 are exactly those ``ijson.parse`` yields for the repaired JSON text
@@ -41,10 +48,12 @@ class IjsonAdapter:
     """Preview changes in, ijson events out (see the module docstring).
 
     ``feed(changes)`` returns the events those changes complete. ``basic=True`` gives
-    ``(event, value)`` pairs (ijson's ``basic_parse`` form) instead of ``(prefix, event,
-    value)`` triples; ``use_float=True`` gives non-integer numbers as ``float`` instead of
-    ``Decimal``. Changes must be fed in order, none skipped. An open string's text is kept
-    until the string closes (ijson reports whole strings only).
+    ``(event, value)`` pairs (ijson's ``basic_parse`` form, input for ``ijson.parse``)
+    instead of ``(prefix, event, value)`` triples (``ijson.parse``'s form, input for
+    ``ijson.items`` and ``ijson.kvitems``); ``use_float=True`` gives non-integer numbers as
+    ``float`` instead of ``Decimal``. Changes must be those of one call (one adapter per
+    ``call_id``), fed in order, none skipped. An open string's text is kept until the
+    string closes (ijson reports whole strings only).
     """
 
     __slots__ = ("_basic", "_float", "_prefix", "_stack", "_text")
