@@ -4,6 +4,11 @@
     python examples/live_write_file.py --cut         # the same call cut off at max_tokens
     python examples/live_write_file.py --no-delay    # as fast as it can
     python examples/live_write_file.py --file recording.sse
+    python examples/live_write_file.py --file recording.sse --tool create_file
+
+The panel follows the first call of the tool named by ``--tool`` (``write_file`` by
+default, with a ``path`` and a ``content`` argument); other calls in the stream are left
+out.
 
 The path shows as soon as the model has finished writing it, the content grows line by
 line with a progress count, and the end says whether the call is ready to run or why it
@@ -42,6 +47,7 @@ TAIL_LINES = 12
 class WriteView:
     """What the panel shows, kept up to date from the changes alone."""
 
+    tool: str = "write_file"  # the tool whose first call is shown
     call_id: str = ""
     path: str | None = None  # shown once the model has finished it
     path_parts: list[str] = field(default_factory=list)
@@ -94,7 +100,7 @@ class WriteView:
             Text("\n".join(shown[-TAIL_LINES:]), style="dim"),
         )
         style = {"streaming": "yellow", "ready": "green"}.get(self.outcome, "red")
-        title = f"write_file {self.call_id} - [{style}]{self.outcome}[/{style}]"
+        title = f"{self.tool} {self.call_id} - [{style}]{self.outcome}[/{style}]"
         return Panel(body, title=title, title_align="left", border_style=style)
 
 
@@ -128,11 +134,14 @@ def read_file(path: str) -> Iterator[bytes]:
 def main(argv: list[str] | None = None, *, console: Console | None = None) -> WriteView:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--file", help="replay a recording instead of the synthetic stream")
+    parser.add_argument(
+        "--tool", default="write_file", help="follow the first call of this tool (write_file)"
+    )
     parser.add_argument("--lines", type=int, default=3000, help="lines of synthetic content")
     parser.add_argument("--cut", action="store_true", help="cut the call at max_tokens")
     parser.add_argument("--no-delay", action="store_true", help="do not pace the stream")
     args = parser.parse_args(argv)
-    view = WriteView()
+    view = WriteView(tool=args.tool)
     if args.file:
         pieces: Iterator[bytes] = read_file(args.file)
     else:
@@ -157,7 +166,9 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> Wr
         live.update(view.render(), refresh=True)
     if not console.is_terminal:
         console.line()  # the last frame has no line end of its own there
-    if view.outcome == "ready":
+    if not view.call_id:
+        console.print(f"no {view.tool} call in the stream")
+    elif view.outcome == "ready":
         console.print(f"ready to run: write {view.content_chars:,} characters to {view.path}")
     else:
         console.print(f"NOT written ({view.outcome}): the call must not run")
@@ -165,7 +176,7 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> Wr
 
 
 def handle(view: WriteView, event: object) -> None:
-    if isinstance(event, ToolCallStarted) and not view.call_id:
+    if isinstance(event, ToolCallStarted) and not view.call_id and event.name == view.tool:
         view.call_id = event.call_id
     elif isinstance(event, ToolCallDelta) and event.call_id == view.call_id:
         view.deltas += 1

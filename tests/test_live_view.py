@@ -113,3 +113,35 @@ def test_the_live_write_file_example_runs(cut: bool) -> None:
         assert state.content_chars == state.expected_chars
         assert "ready to run" in shown
     assert state.path_final_at < state.deltas // 10  # the path was final early on
+
+
+def test_the_example_follows_the_write_file_call_not_the_first_call() -> None:
+    # finish-length-degrade.sse: a read_file call that is ready, then a write_file call
+    # cut off at max_tokens; the panel is the write's.
+    example = _load_example()
+    out = io.StringIO()
+    console = Console(file=out, width=100, force_terminal=False)
+    recording = str(FIXTURES / "finish-length-degrade.sse")
+    state = example.main(["--no-delay", "--file", recording], console=console)
+    assert (state.call_id, state.path) == ("call_len_0002", "out.md")
+    assert state.outcome == "rejected: cut_off"
+    assert state.content_chars == len("# Title\n\nFirst paragraph th")
+    assert "NOT written (rejected: cut_off)" in out.getvalue()
+    assert "notes.md" not in out.getvalue()
+
+
+def test_the_example_follows_the_tool_it_is_told_to() -> None:
+    example = _load_example()
+    recording = str(FIXTURES / "finish-length-degrade.sse")
+    out = io.StringIO()
+    console = Console(file=out, width=100, force_terminal=False)
+    state = example.main(
+        ["--no-delay", "--file", recording, "--tool", "read_file"], console=console
+    )
+    assert (state.call_id, state.path, state.outcome) == ("call_len_0001", "notes.md", "ready")
+    out = io.StringIO()
+    console = Console(file=out, width=100, force_terminal=False)
+    recording = str(FIXTURES / "multi-edit-streaming.sse")
+    state = example.main(["--no-delay", "--file", recording], console=console)
+    assert state.call_id == ""
+    assert "no write_file call in the stream" in out.getvalue()
