@@ -210,3 +210,17 @@ def test_the_table_of_moved_modules_matches_the_alias_files() -> None:
     assert aliases == set(MOVED)
     for old, new in MOVED.items():
         assert f'warn_moved(__name__, "{new}")' in (PACKAGE / f"{old}.py").read_text()
+
+
+def test_the_old_cli_integrations_register_adds_the_four_commands_it_did() -> None:
+    import argparse
+
+    sys_modules = importlib.import_module("sys").modules
+    sys_modules.pop("streamrepair.cli_integrations", None)
+    with pytest.warns(DeprecationWarning, match="streamrepair.cli.integrations"):
+        old = importlib.import_module("streamrepair.cli_integrations")
+    parser = argparse.ArgumentParser()
+    old.register(parser.add_subparsers(dest="command"))
+    for argv in (["hook", "claude-code"], ["serve", "opencode"], ["stats"]):
+        assert parser.parse_args(argv).command == argv[0]
+    assert parser.parse_args(["install", "opencode"]).handler is not None

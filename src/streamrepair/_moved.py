@@ -32,6 +32,9 @@ MOVED: Final = {
     "conversation": "streamrepair.turn.conversation",
     "history": "streamrepair.turn.history",
     "abort": "streamrepair.turn.abort",
+    "cli_repair": "streamrepair.cli.repair",
+    "cli_replay": "streamrepair.cli.replay",
+    "cli_integrations": "streamrepair.cli.integrations",
 }
 
 
