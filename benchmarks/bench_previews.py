@@ -15,10 +15,11 @@ machine is a shared 2-core VM: runs minutes apart drift by 2x, runs side by side
    yields the value after every chunk), five workloads of 32 KB at delta sizes 1, 4, 16
    and 64.
 4. **memory**: peak traced memory of a 10 MiB argument fed in 16-character deltas, feed
-   only and with changes, against the decoded argument; peak RSS of replaying a 12 MB
-   recording by path (``iter_events``, no events kept; then reading every delta's
-   preview) and through ``streamrepair replay`` (``--plain``, ``--json --no-previews``,
-   ``--json`` with its previews) against a bare import.
+   only and with changes, and as one call through ``ToolCallStream``, against the decoded
+   argument; peak RSS of replaying a 12 MB recording by path (``iter_events``, no events
+   kept; then reading every delta's preview) and through ``streamrepair replay``
+   (``--plain``, ``--json --no-previews``, ``--json`` with its previews) against a bare
+   import.
 5. **1 KB vs jiter**: each workload at 1 KB in 16-character deltas, ours (feed + changes)
    against jiter re-parsing the whole buffer after every delta.
 
@@ -133,7 +134,10 @@ def _trimmed_mean(times: list[int]) -> float:
     return sum(times) / len(times) / 1000
 
 
-def _feed_run(chunks: list[str], mode: str) -> Callable[[], float]:
+def _feed_run(chunks: list[str], mode: str, whole: list[float]) -> Callable[[], float]:
+    """A run of ``mode`` over ``chunks``: returns the trimmed mean per delta, and appends
+    the whole stream's mean per delta (every delta, the slowest included) to ``whole``."""
+
     def run() -> float:
         assembler = ArgumentAssembler(changes=mode != "feed")
         feed = assembler.feed
@@ -159,13 +163,18 @@ def _feed_run(chunks: list[str], mode: str) -> Callable[[], float]:
                 take()
                 lazy()
                 times.append(clock() - start)
+        whole.append(sum(times) / len(times) / 1000)
         return _trimmed_mean(times)
 
     return run
 
 
-def changes_cost(repeats: int, quick: bool) -> list[tuple[str, str, float, float, float]]:
-    """(workload, size, µs/delta feed only, + changes, + changes and lazy snapshot)."""
+Row = tuple[str, str, float, float, float, float, float, float]
+
+
+def changes_cost(repeats: int, quick: bool) -> list[Row]:
+    """(workload, size, µs/delta feed only, + changes, + changes and lazy snapshot), as
+    means of the fastest 99% of the deltas, then the same three as whole-stream means."""
     rows = []
     builders = {
         "write": write_arguments,
@@ -178,9 +187,13 @@ def changes_cost(repeats: int, quick: bool) -> list[tuple[str, str, float, float
                 continue
             chunks = deltas(build(size))
             runs = max(repeats, 3) if size > 100 * 1024 else repeats * 3
-            med = _median_runs({m: _feed_run(chunks, m) for m in ("feed", "changes", "lazy")}, runs)
-            rows.append((name, label, med["feed"], med["changes"], med["lazy"]))
-            print(f"  changes {name:<13} {label:>6}: {med}", file=sys.stderr, flush=True)
+            modes = ("feed", "changes", "lazy")
+            wholes: dict[str, list[float]] = {m: [] for m in modes}
+            med = _median_runs({m: _feed_run(chunks, m, wholes[m]) for m in modes}, runs)
+            whole = {m: statistics.median(wholes[m]) for m in modes}
+            trimmed = (med["feed"], med["changes"], med["lazy"])
+            rows.append((name, label, *trimmed, whole["feed"], whole["changes"], whole["lazy"]))
+            print(f"  changes {name:<13} {label:>6}: {med} whole {whole}", file=sys.stderr)
     return rows
 
 
@@ -374,6 +387,28 @@ def _peak_of_feeding(size: int, changes: bool) -> tuple[float, float]:
     return peak / 2**20, decoded / 2**20
 
 
+def _peak_of_streaming(size: int) -> tuple[float, float]:
+    """(peak traced MiB, MiB still held after ``finish()`` with its events kept) of the
+    same write as one OpenAI call through ``ToolCallStream`` (chunks made as the stream
+    goes): the call's raw text (``ToolCallReady.raw``) and value, and ``Done.messages``,
+    whose assistant message carries the arguments encoded again as JSON."""
+    text = write_arguments(size)
+    gc.collect()
+    tracemalloc.start()
+    stream = ToolCallStream()
+    head = {"index": 0, "id": "c1", "function": {"name": "write_file", "arguments": ""}}
+    stream.feed({"choices": [{"index": 0, "delta": {"tool_calls": [head]}}]})
+    for i in range(0, len(text), 16):
+        tool = {"index": 0, "function": {"arguments": text[i : i + 16]}}
+        stream.feed({"choices": [{"index": 0, "delta": {"tool_calls": [tool]}}]})
+    stream.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    events = stream.finish()
+    held, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert type(events[0]).__name__ == "ToolCallReady", events[0]
+    return peak / 2**20, held / 2**20
+
+
 def _rss_of(code: str) -> float:
     """Peak RSS (MiB) of a fresh interpreter running ``code`` (VmHWM: ru_maxrss would
     carry over the size of this process across the child's exec)."""
@@ -392,6 +427,7 @@ def memory(quick: bool) -> dict[str, Any]:
     size = (2 if quick else 10) * 2**20
     feed_peak, decoded = _peak_of_feeding(size, changes=False)
     changes_peak, _ = _peak_of_feeding(size, changes=True)
+    stream_peak, stream_held = _peak_of_streaming(size)
     arguments = write_arguments(700 * 1024)  # a recording of about 12 MB
     events = sse_events(arguments)
     with tempfile.NamedTemporaryFile("wb", suffix=".sse", delete=False) as handle:
@@ -425,6 +461,8 @@ def memory(quick: bool) -> dict[str, Any]:
         "decoded_mib": decoded,
         "feed_peak_mib": feed_peak,
         "changes_peak_mib": changes_peak,
+        "stream_peak_mib": stream_peak,
+        "stream_held_mib": stream_held,
         "recording_mb": recording_mb,
         "bare_rss_mib": bare,
         "replay_rss_mib": replay,
@@ -487,7 +525,7 @@ def small_vs_jiter(runs: int) -> dict[str, float]:
 
 
 def render(
-    changes: list[tuple[str, str, float, float, float]],
+    changes: list[Row],
     pipeline: list[tuple[str, int, float, float, float]],
     river: dict[tuple[str, int], tuple[float, float]],
     mem: dict[str, Any],
@@ -497,18 +535,24 @@ def render(
     lines = [
         f"Python {platform.python_version()} on {platform.machine()}"
         f"{' (quick run)' if quick else ''}; medians of alternating runs.",
-        "",
-        "**Recording the changes** (µs per 16-character delta: mean of the fastest 99% of"
-        " the stream's deltas, median of alternating runs; target: changes add at most"
-        " ~1 µs, the same at every size):",
-        "",
-        "| workload | size | feed only | + changes | added | + changes and lazy snapshot | added |",
-        "|---|---|---|---|---|---|---|",
     ]
-    for name, label, feed, chg, lazy in changes:
+    if changes:
+        lines += [
+            "",
+            "**Recording the changes** (µs per 16-character delta: mean of the fastest 99% of"
+            " the stream's deltas, median of alternating runs; the last three columns are the"
+            " whole stream's mean, every delta included: the occasional compaction of a long"
+            " string, and the pauses a shared machine's scheduler takes; target: changes add at"
+            " most ~1 µs, the same at every size):",
+            "",
+            "| workload | size | feed only | + changes | added | + changes and lazy snapshot | added"
+            " | whole stream: feed only | + changes | added |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+    for name, label, feed, chg, lazy, w_feed, w_chg, _ in changes:
         lines.append(
             f"| {name} | {label} | {feed:.2f} | {chg:.2f} | {chg - feed:+.2f} | "
-            f"{lazy:.2f} | {lazy - feed:+.2f} |"
+            f"{lazy:.2f} | {lazy - feed:+.2f} | {w_feed:.2f} | {w_chg:.2f} | {w_chg - w_feed:+.2f} |"
         )
     if pipeline:
         lines += [
@@ -550,6 +594,13 @@ def render(
             f" ({mem['feed_peak_mib'] / mem['decoded_mib']:.2f}x),"
             f" {mem['changes_peak_mib']:.1f} MiB with changes"
             f" ({mem['changes_peak_mib'] / mem['decoded_mib']:.2f}x);",
+            f"- the same argument as one call through `ToolCallStream` (the raw text kept for"
+            f" `ToolCallReady.raw` beside the value, and `Done.messages` encoding the arguments"
+            f" again): peak {mem['stream_peak_mib']:.1f} MiB"
+            f" ({mem['stream_peak_mib'] / mem['decoded_mib']:.2f}x), at `finish()`;"
+            f" {mem['stream_held_mib']:.1f} MiB"
+            f" ({mem['stream_held_mib'] / mem['decoded_mib']:.2f}x) held while its events are"
+            " kept;",
             f"- `iter_events(path)` over a {mem['recording_mb']:.1f} MB recording, no events"
             f" kept: peak RSS {mem['replay_rss_mib']:.1f} MiB against"
             f" {mem['bare_rss_mib']:.1f} MiB for a bare import"
@@ -613,14 +664,16 @@ def write_docs(report: str, *, part_only: bool = False) -> None:
     if start not in current or end not in current:
         raise SystemExit("docs/performance.md has no previews section: run every part first")
     section = current.split(start, 1)[1].split(end, 1)[0].strip()
-    part = report[report.index("\n\n**") + 2 :]  # after the run's first line
-    title = part[: part.index("**", 2) + 2]
-    at = section.find("\n\n" + title)
-    if at < 0:
-        raise SystemExit(f"no {title} paragraph in the previews section")
-    following = section.find("\n\n**", at + 2)
-    rest = section[following:] if following >= 0 else ""
-    write_section("previews", section[: at + 2] + part + rest)
+    for part in report.split("\n\n**")[1:]:  # each part the run made, after its first line
+        part = "**" + part
+        title = part[: part.index("**", 2) + 2]
+        at = section.find("\n\n" + title)
+        if at < 0:
+            raise SystemExit(f"no {title} paragraph in the previews section")
+        following = section.find("\n\n**", at + 2)
+        rest = section[following:] if following >= 0 else ""
+        section = section[: at + 2] + part + rest
+    write_section("previews", section)
 
 
 def main(argv: list[str] | None = None) -> int:
