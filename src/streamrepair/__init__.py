@@ -22,6 +22,7 @@ if _typing.TYPE_CHECKING:
     from .errors import (
         AbortFenceError,
         AssemblerFinishedError,
+        ChangeOrderError,
         ClosedError,
         ConcatenatedValuesError,
         EventStreamError,
@@ -242,6 +243,7 @@ _EXPORTS: dict[str, str] = {
     "RunState": "turn.replies",
     "EventStreamDecoder": "stream.eventstream",
     "EventStreamError": "errors",
+    "ChangeOrderError": "errors",
     "SSEDecodeError": "errors",
     "SSEDecoder": "stream.sse",
     "SSEError": "errors",
@@ -316,6 +318,7 @@ __all__ = [
     "CallProgress",
     "CallStatus",
     "ChangeKind",
+    "ChangeOrderError",
     "ChunkNormalizer",
     "ClosedError",
     "ConcatenatedValuesError",

@@ -11,6 +11,7 @@
     │   ├── SSELimitError                     a line or event passed its bound
     │   └── SSEDecodeError                    a line that is not UTF-8
     ├── EventStreamError (ValueError)         bytes that are not a usable AWS event stream
+    ├── ChangeOrderError (ValueError)         preview changes out of order, or of two values
     ├── UnsupportedChunkError (ValueError)    a chunk no provider format describes
     ├── ClosedError (RuntimeError)            a push core fed after finish()/abort()
     ├── HistoryError (ValueError)             input that cannot become a valid history
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AbortFenceError",
     "AssemblerFinishedError",
+    "ChangeOrderError",
     "ClosedError",
     "ConcatenatedValuesError",
     "EventStreamError",
@@ -193,6 +195,32 @@ class EventStreamError(StreamRepairError, ValueError):
             f"AWS event stream (application/vnd.amazon.eventstream): {reason} "
             f"(message at byte offset {offset})"
         )
+
+
+class ChangeOrderError(StreamRepairError, ValueError):
+    """Preview changes that one value's changes could not be, given to a
+    :class:`~streamrepair.syntax.ValueBuilder` or an :class:`~streamrepair.syntax.IjsonAdapter`:
+    skipped, out of order, or the changes of two calls mixed in one consumer (keep one per
+    ``call_id``). Nothing of the offending change was applied.
+
+    ``change`` is the offending change, ``reason`` what was wrong with it, ``index`` its
+    position among the changes of that call (``feed``/``apply_all``) and ``events`` the
+    ijson events the changes before it completed (an adapter's; empty for a builder).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        change: object,
+        index: int = 0,
+        events: tuple[tuple[Any, ...], ...] = (),
+    ) -> None:
+        self.reason = reason
+        self.change = change
+        self.index = index
+        self.events = events
+        super().__init__(f"{reason}: change {index}, {change!r}")
 
 
 class UnsupportedChunkError(StreamRepairError, ValueError):

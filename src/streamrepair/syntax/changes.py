@@ -69,6 +69,8 @@ import enum
 from collections.abc import Iterable
 from typing import Any, NamedTuple, Union
 
+from ..errors import ChangeOrderError
+
 __all__ = [
     "Appended",
     "Assigned",
@@ -264,6 +266,19 @@ def change_from_dict(data: dict[str, Any]) -> Change:
     raise ValueError(f"not a change: {data!r}")
 
 
+def _value_misfit(change: Opened | Assigned, string_open: bool, depth: int) -> str | None:
+    """Why a value that opens or is set at ``change.path`` cannot come next, with a
+    string open or not and ``depth`` containers open (a member of the innermost one sits
+    one level below it: its path is exactly ``depth`` long), or None."""
+    if string_open:
+        return "a new value while a string is open"
+    if len(change.path) != depth:
+        return f"a value at a path {len(change.path)} deep while {depth} containers are open"
+    if type(change) is Opened and not depth and change.kind is ValueKind.STRING:
+        return "a string opened at the top (a top-level string is assigned whole)"
+    return None
+
+
 class ValueBuilder:
     """Apply changes in order to an empty value; :attr:`value` is then what the
     assembler's ``preview()`` gave after the same changes.
@@ -285,10 +300,46 @@ class ValueBuilder:
         self._stale = False  # pieces not yet written into the container
 
     def apply(self, change: Change) -> None:
-        """Apply one change."""
+        """Apply one change. A change that cannot follow the ones applied so far (one
+        skipped, the order changed, another call's) raises
+        :class:`~streamrepair.ChangeOrderError` and is not applied."""
+        reason = self._misfit(change)
+        if reason is not None:
+            raise ChangeOrderError(reason, change=change)
+        self._apply(change)
+
+    def apply_all(self, changes: Iterable[Change]) -> None:
+        """Apply each change in turn (:class:`~streamrepair.ChangeOrderError`, with the
+        change's ``index``, for one that cannot follow; those before it stay applied)."""
+        for index, change in enumerate(changes):
+            reason = self._misfit(change)
+            if reason is not None:
+                raise ChangeOrderError(reason, change=change, index=index)
+            self._apply(change)
+
+    def _misfit(self, change: Change) -> str | None:
+        """Why ``change`` cannot follow the changes applied so far, or None."""
         kind = type(change)
         if kind is Appended:
-            assert self._parts is not None, "Appended without an open string"
+            return None if self._parts is not None else "text appended while no string is open"
+        if kind is Closed:
+            if self._parts is None and not self._open:
+                return "a value closed while nothing is open"
+            return None
+        if kind is Opened or kind is Assigned:
+            reason = _value_misfit(change, self._parts is not None, len(self._open))  # type: ignore[arg-type]
+            if reason is None and self._open:
+                parent, key = self._open[-1][0], change.path[-1]
+                if type(parent) is list and key != len(parent):
+                    return f"array item {key!r} where item {len(parent)} comes next"
+                if type(parent) is dict and type(key) is not str:
+                    return f"an object member with the key {key!r}"
+            return reason
+        return None
+
+    def _apply(self, change: Change) -> None:
+        kind = type(change)
+        if kind is Appended:
             self._parts.append(change.text)  # type: ignore[union-attr]
             self._stale = True
         elif kind is Assigned:
@@ -313,11 +364,6 @@ class ValueBuilder:
             self._slot = None
         elif kind is not KeyRead:
             raise TypeError(f"not a change: {change!r}")
-
-    def apply_all(self, changes: Iterable[Change]) -> None:
-        """Apply each change in turn."""
-        for change in changes:
-            self.apply(change)
 
     @property
     def value(self) -> Any:

@@ -38,8 +38,19 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
+from ..errors import ChangeOrderError
 from .assembler import ArgumentAssembler
-from .changes import Appended, Change, Closed, KeyRead, Opened, Reset, ValueKind
+from .changes import (
+    Appended,
+    Assigned,
+    Change,
+    Closed,
+    KeyRead,
+    Opened,
+    Reset,
+    ValueKind,
+    _value_misfit,
+)
 
 __all__ = ["IjsonAdapter", "ijson_events"]
 
@@ -70,10 +81,12 @@ class IjsonAdapter:
     def feed(self, changes: Iterable[Change]) -> list[tuple[Any, ...]]:
         """The ijson events that ``changes`` complete, in order."""
         out: list[tuple[Any, ...]] = []
-        for change in changes:
+        for index, change in enumerate(changes):
             kind = type(change)
+            reason = self._misfit(change)
+            if reason is not None:
+                raise ChangeOrderError(reason, change=change, index=index, events=tuple(out))
             if kind is Appended:
-                assert self._text is not None, "Appended without an open string"
                 self._text.append(change.text)  # type: ignore[union-attr]
             elif kind is Closed:
                 if self._text is not None:
@@ -98,6 +111,19 @@ class IjsonAdapter:
                 path = change.path
                 self._value(out, self._member(path, out), change.value, bool(path))  # type: ignore[union-attr]
         return out
+
+    def _misfit(self, change: Change) -> str | None:
+        """Why ``change`` cannot follow the changes fed so far, or None."""
+        kind = type(change)
+        if kind is Appended:
+            return None if self._text is not None else "text appended while no string is open"
+        if kind is Closed:
+            if self._text is None and not self._stack:
+                return "a value closed while nothing is open"
+            return None
+        if kind is Opened or kind is Assigned:
+            return _value_misfit(change, self._text is not None, len(self._stack))  # type: ignore[arg-type]
+        return None
 
     def _member(self, path: tuple[Any, ...], out: list[tuple[Any, ...]]) -> str:
         """The prefix of the value at ``path``; emits its ``map_key`` in an object."""
