@@ -24,6 +24,7 @@ from streamrepair import (
 from streamrepair import errors as errors_module
 from streamrepair.errors import (
     AbortFenceError,
+    ChangeOrderError,
     ClosedError,
     EventStreamError,
     HistoryError,
@@ -39,6 +40,7 @@ from streamrepair.errors import (
     UpstreamTimeout,
     UpstreamUnreachable,
 )
+from streamrepair.syntax import Closed
 
 # (input, offset of the first impossible character, expected text fragment)
 ERRORS = [
@@ -168,6 +170,12 @@ def _errors() -> list[StreamRepairError]:
         SSELimitError("long line", limit=9, offset=9, line=1),
         SSEDecodeError("not UTF-8", offset=1, line=1),
         EventStreamError("bad checksum", offset=12, limit=None),
+        ChangeOrderError(
+            "a value closed while nothing is open",
+            change=Closed(()),
+            index=2,
+            events=(("", "start_map", None),),
+        ),
         UnsupportedChunkError("odd chunk"),
         ClosedError("closed"),
         HistoryError("bad history"),
