@@ -467,7 +467,19 @@ def _as_responses(blocks: list[tuple[bool, list[str]]], finish: str | None) -> b
             item = {**item, "status": "completed", "content": [full]}
         events.append({"type": "response.output_item.done", "output_index": index, "item": item})
         output.append(item)
-    if finish == "length":
+    return responses_ending(events, response, output, incomplete=finish == "length")
+
+
+def responses_ending(
+    events: list[dict[str, Any]],
+    response: dict[str, Any],
+    output: list[dict[str, Any]],
+    *,
+    incomplete: bool,
+) -> bytes:
+    """A Responses stream's ``events`` with its terminal event (``response.incomplete``
+    at the output limit, else ``response.completed``) and sequence numbers, as SSE."""
+    if incomplete:
         end = {
             **response,
             "status": "incomplete",

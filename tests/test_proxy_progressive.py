@@ -38,6 +38,7 @@ from _proxy_support import (
     openai_client,
     protocol_of,
     protocol_tools,
+    responses_ending,
     serving,
     sse_events,
 )
@@ -286,24 +287,7 @@ def responses_stream(case: Case) -> bytes:
             output.append({**item, "arguments": call.text})
     if case.after:
         message(case.after)
-    if case.stop == "max_tokens":
-        end = {
-            **response,
-            "status": "incomplete",
-            "incomplete_details": {"reason": "max_output_tokens"},
-            "output": output,
-        }
-        events.append({"type": "response.incomplete", "response": end})
-    else:
-        events.append(
-            {
-                "type": "response.completed",
-                "response": {**response, "status": "completed", "output": output},
-            }
-        )
-    for number, event in enumerate(events):
-        event["sequence_number"] = number
-    return sse_events(*events, named=True)
+    return responses_ending(events, response, output, incomplete=case.stop == "max_tokens")
 
 
 def stream_of(protocol: str, case: Case) -> bytes:
