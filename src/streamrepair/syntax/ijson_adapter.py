@@ -19,7 +19,8 @@ such events in place of a file::
 
 An adapter follows one value: feed it the changes of one call only, and keep one adapter
 per ``call_id`` when calls stream side by side (parallel calls interleave their deltas;
-the changes of two calls in one adapter would make one call's events out of both).
+the changes of two calls in one adapter cannot make one value, and the first change that
+cannot follow raises :class:`~streamrepair.ChangeOrderError`).
 
 Guarantees: for text the assembler finishes without synthesized structure, the events
 are exactly those ``ijson.parse`` yields for the repaired JSON text
