@@ -86,8 +86,8 @@ def test_split_calls_are_announced_with_their_origin() -> None:
     starts = [(e.call_id, e.origin_id) for e in events if isinstance(e, ToolCallStarted)]
     assert starts == [
         ("call_gcli_0001", "call_gcli_0001"),
-        ("call_gcli_0001_2", "call_gcli_0001"),
-        ("call_gcli_0001_3", "call_gcli_0001"),
+        ("call_gcli_0001v2", "call_gcli_0001"),
+        ("call_gcli_0001v3", "call_gcli_0001"),
     ]
     resets = [c for e in events if isinstance(e, ToolCallDelta) for c in e.changes]
     assert [c for c in resets if isinstance(c, Reset)] == [Reset(1), Reset(2)]
@@ -105,7 +105,7 @@ def test_a_rejected_split_value_is_announced_and_linked() -> None:
     events += tracker.finish()
     check_protocol(events)
     rejected = [e for e in events if isinstance(e, ToolCallRejected)]
-    assert [(e.call_id, e.origin_id) for e in rejected] == [("c1_2", "c1")]
+    assert [(e.call_id, e.origin_id) for e in rejected] == [("c1v2", "c1")]
 
 
 def test_a_call_whose_name_never_came_is_announced_before_its_rejection() -> None:
@@ -126,7 +126,7 @@ def test_a_ui_keyed_by_call_id_never_meets_an_unknown_id() -> None:
             panels[event.call_id] = {"name": event.name, "status": "streaming"}
         elif isinstance(event, ToolCallReady | ToolCallRejected):
             panels[event.call_id]["status"] = type(event).__name__
-    assert list(panels) == ["call_gcli_0001", "call_gcli_0001_2", "call_gcli_0001_3"]
+    assert list(panels) == ["call_gcli_0001", "call_gcli_0001v2", "call_gcli_0001v3"]
 
 
 def test_previews_off_gives_no_changes_and_no_preview() -> None:

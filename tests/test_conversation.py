@@ -789,15 +789,15 @@ def test_split_concatenated_values_are_answered_each() -> None:
     conversation = Conversation("deepseek-v4-flash")
     conversation.add_user("go")
     conversation.add_response(events)
-    assert [c.call_id for c in conversation.pending] == ["call_00_S", "call_00_S_2"]
+    assert [c.call_id for c in conversation.pending] == ["call_00_S", "call_00_Sv2"]
     conversation.cancel_pending()
     assert_every_call_answered(conversation.messages())
     # Without the second value's event, it is known from Done and answered as aborted.
     other = Conversation("deepseek-v4-flash")
     other.add_user("go")
-    cut = [e for e in events if not (isinstance(e, ToolCallReady) and e.call_id.endswith("_2"))]
+    cut = [e for e in events if not (isinstance(e, ToolCallReady) and e.call_id.endswith("v2"))]
     batch = other.add_response(cut, core=core)
-    assert [c.call_id for c in batch.rejected] == ["call_00_S_2"]
+    assert [c.call_id for c in batch.rejected] == ["call_00_Sv2"]
 
 
 def test_bad_input_gives_clear_errors_and_changes_nothing() -> None:

@@ -377,7 +377,7 @@ def test_concatenated_values_become_calls_of_their_own() -> None:
     assert out is not None
     assert calls_of("chat", out) == [
         ("call_1", "read", {"path": "a"}),
-        ("call_1_2", "read", {"path": "b"}),
+        ("call_1v2", "read", {"path": "b"}),
     ]
 
 

@@ -5,6 +5,7 @@ would fail if the rule it names were dropped."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -210,14 +211,14 @@ def test_concatenated_values_become_separate_calls_with_derived_ids() -> None:
     )
     assert outcomes(events) == [
         ("ready", "a", {"c": 1}),
-        ("ready", "a_2", {"c": 2}),
-        ("ready", "a_3", {"c": 3}),
+        ("ready", "av2", {"c": 2}),
+        ("ready", "av3", {"c": 3}),
     ]
     ready = [e for e in events if isinstance(e, ToolCallReady)]
     assert {e.origin_id for e in ready} == {"a"}
     assert ready[1].notes == ("value 2 of 3 concatenated in one call's arguments",)
     message = done(events).messages[0]
-    assert [c["id"] for c in message["tool_calls"]] == ["a", "a_2", "a_3"]
+    assert [c["id"] for c in message["tool_calls"]] == ["a", "av2", "av3"]
 
 
 def test_duplicates_collapse_and_placeholders_drop_with_a_recorded_repair() -> None:
@@ -236,7 +237,7 @@ def test_duplicates_collapse_and_placeholders_drop_with_a_recorded_repair() -> N
 
 def test_one_bad_value_among_concatenated_ones() -> None:
     events = run([call(id="a", index=0, name="w", arguments='{"c": 1}[2]'), STOP_TOOLS])
-    assert outcomes(events) == [("ready", "a", {"c": 1}), ("rejected", "a_2", RejectReason.INVALID)]
+    assert outcomes(events) == [("ready", "a", {"c": 1}), ("rejected", "av2", RejectReason.INVALID)]
 
 
 # -- finish policy -------------------------------------------------------------------------
@@ -331,6 +332,52 @@ def test_empty_arguments() -> None:
         ]
     )
     assert outcomes(closed) == [("ready", "a", {})]
+
+
+def test_empty_arguments_after_an_end_marker_with_no_stop_reason_are_cut_off() -> None:
+    # Issue 21: a DeepSeek stream cut right after a call's name, then [DONE] with no
+    # finish_reason, ran glob({}); the arguments had simply not come. An explicit "{}"
+    # is still a call with no arguments, and a call whose block was closed is too.
+    events = run(
+        [
+            call(id="a", index=0, name="glob", arguments=""),
+            call(id="b", index=1, name="list_todos", arguments="{}"),
+            call(id="c", index=2, name="f", arguments="", expects_end=True),
+            WireToolEnd(id=None, index=2),
+            WireEnd(),
+        ],
+        end=False,
+    )
+    assert outcomes(events) == [
+        ("rejected", "a", RejectReason.CUT_OFF),
+        ("ready", "b", {}),
+        ("ready", "c", {}),
+    ]
+    rejected = next(e for e in events if isinstance(e, ToolCallRejected))
+    assert rejected.raw == ""
+    assert "before any argument" in rejected.detail
+    assert done(events).stop_reason is StopReason.MISSING
+
+
+@pytest.mark.parametrize("origin", ["a", "call_1", "toolu_01_2", "x_", "callv2"])
+def test_split_call_ids_never_end_in_an_underscore_and_digits(origin: str) -> None:
+    # Claude Code reads `<id>_<digits>` as an entry of its batch tool: the second call's
+    # result was lost ("[Tool result missing due to internal error]", issue 21).
+    events = run(
+        [
+            call(id=origin, index=0, name="w", arguments='{"c": 1}{"c": 2}{"c": 3}'),
+            call(id=f"{origin}v2", index=1, name="w", arguments='{"c": 4}'),
+            STOP_TOOLS,
+        ]
+    )
+    ids = [e.call_id for e in events if isinstance(e, ToolCallReady)]
+    assert len(ids) == len(set(ids)) == 4
+    split = [e.call_id for e in events if isinstance(e, ToolCallReady) and e.origin_id == origin]
+    assert split[0] == origin
+    for call_id in split[1:]:
+        assert call_id.startswith(origin)
+        assert not re.search(r"_\d+$", call_id)
+        assert re.fullmatch(r"[A-Za-z0-9]+", call_id[len(origin) :])
 
 
 def test_unrepairable_and_not_an_object() -> None:

@@ -32,7 +32,7 @@ that brought it).
 
 Call protocol: every call that ends ready or rejected is announced by a
 :class:`~streamrepair.ToolCallStarted` first. A call is announced when its name is known;
-a call split from concatenated values (``<id>_2``...) just before its verdict, with
+a call split from concatenated values (``<id>v2``...) just before its verdict, with
 ``origin_id`` naming the streamed call; a call whose name never came just before it is
 rejected (with ``name=""``).
 
@@ -50,7 +50,9 @@ prefix parses): nothing is ready before the stream has ended. Then, in call orde
   ``tool_calls``); an UNREPAIRABLE one is rejected with the assembler's error; a
   COMPLETE one is ready (each of several concatenated values as its own call), after the
   schema check when ``tools`` were given. On ``length`` complete calls stay ready:
-  degrade, don't kill the turn.
+  degrade, don't kill the turn. A call with no argument text at all is read as ``{}``
+  only when the stop reason is a clean one (or its block was closed); after ``length``, or
+  an end marker with no stop reason, it is CUT_OFF: its arguments may just not have come.
 
 Calls whose input is an object, not text (the Responses items the client runs:
 ``apply_patch``, ``shell``...), get that object whole when their item is done; they are
@@ -782,7 +784,12 @@ class ToolCallTracker:
         if call.asm is None:  # a custom tool: free text, no JSON
             return [self._ready(call, call.call_id, raw, (), ())]
         if not raw.strip():
-            if stop is StopReason.LENGTH and not call.closed:
+            # Empty arguments are a call with no arguments only when the provider said the
+            # turn ended as it meant to (or closed the call's block). Cut at the output limit,
+            # or ended by an end marker with no stop reason at all, the arguments may simply
+            # not have arrived: ``[DONE]`` right after the call's name is how a stream cut
+            # between events looks (a real DeepSeek stream cut there ran ``glob({})``).
+            if stop in (StopReason.LENGTH, StopReason.MISSING) and not call.closed:
                 detail = f"Not executed: the call was cut off before any argument ({said})."
                 return [self._reject(call, RejectReason.CUT_OFF, detail)]
             return [self._ready(call, call.call_id, {}, (), ("empty arguments read as {}",))]
@@ -799,7 +806,7 @@ class ToolCallTracker:
         out: list[StreamEvent] = []
         split = len(values) > 1
         for k, repaired in enumerate(values):
-            call_id = call.call_id if k == 0 else f"{call.call_id}_{k + 1}"
+            call_id = call.call_id if k == 0 else self._split_id(call.call_id, k + 1)
             notes: tuple[str, ...] = ()
             if split:
                 notes = (f"value {k + 1} of {len(values)} concatenated in one call's arguments",)
@@ -815,6 +822,19 @@ class ToolCallTracker:
             if out and isinstance(out[-1], ToolCallRejected) and split:
                 out[-1] = _with_id(out[-1], call_id)
         return out
+
+    def _split_id(self, call_id: str, number: int) -> str:
+        """The id of the ``number``-th value split from one call's arguments: ``<id>v2``.
+
+        Never ``<id>_2``: Claude Code reads ids ending in ``_<digits>`` as entries of its
+        own batch tool, and the second call's result then reaches the model as "[Tool
+        result missing due to internal error]" (measured with 2.1.332). Letters and
+        digits only are added, so the id stays within every API's id pattern; an id the
+        stream already uses is never reused."""
+        split = f"{call_id}v{number}"
+        while split in self._by_id:
+            split += "v"
+        return split
 
     def _unrepairable(self, call: _Call) -> ToolCallRejected:
         error = call.asm.error if call.asm is not None else None
