@@ -461,6 +461,97 @@ def test_bad_aliases_raise_type_error(bad: Any) -> None:
         repair_arguments({}, PATH_TOOL, aliases=bad)
 
 
+# ------------------------------------------------------------------ keys spelled differently
+
+READ_TOOL = {**obj(["file_path"], file_path=STR, offset=INT), "additionalProperties": False}
+
+
+@pytest.mark.parametrize("key", ["filePath", "FilePath", "file-path", "FILE_PATH", "filepath"])
+def test_a_key_spelled_like_one_missing_property_is_renamed(key: str) -> None:
+    # Issue 21: Claude Code refuses `filePath` for Read's `file_path` ("An unexpected
+    # parameter `filePath` was provided"); OpenCode models write the other spelling.
+    args = {"offset": 3, key: "a.md"}
+    result = repair_arguments(args, READ_TOOL)
+    assert result.ok
+    assert result.value == {"offset": 3, "file_path": "a.md"}
+    assert list(result.value) == ["offset", "file_path"]  # renamed in place
+    assert result.notes == (
+        RepairNote(
+            rule=R.RENAME_SPELLING, path=(key,), before=json.dumps(key), after='"file_path"'
+        ),
+    )
+    assert args == {"offset": 3, key: "a.md"}  # the caller's value is not mutated
+    assert repair_arguments(result.value, READ_TOOL).notes == ()  # idempotent
+
+
+def test_spelling_renames_work_where_the_key_is_only_refused_as_extra() -> None:
+    schema = {**obj(path=STR, old_string=STR), "additionalProperties": False}
+    result = repair_arguments({"path": "a", "oldString": "x"}, schema)
+    assert result.value == {"path": "a", "old_string": "x"}
+    assert rules(result) == [(R.RENAME_SPELLING, "$.oldString")]
+
+
+def test_spelling_renames_reach_nested_objects() -> None:
+    schema = obj(edits={"type": "array", "items": {**obj(["new_text"], new_text=STR)}})
+    result = repair_arguments({"edits": [{"newText": "x"}, {"new_text": "y"}]}, schema)
+    assert result.value == {"edits": [{"new_text": "x"}, {"new_text": "y"}]}
+    assert rules(result) == [(R.RENAME_SPELLING, "$.edits[0].newText")]
+
+
+@pytest.mark.parametrize(
+    ("args", "schema"),
+    [
+        # valid as it is: extra keys allowed and nothing required is missing
+        ({"filePath": "a"}, obj(file_path=STR)),
+        # the property is there already: the extra key is the model's, not a misspelling
+        ({"file_path": "a", "filePath": "b"}, obj(["file_path"], file_path=STR)),
+        # two keys spell the same property: which one was meant is not known
+        ({"filePath": "a", "file-path": "b"}, obj(["file_path"], file_path=STR)),
+        # two declared properties share the spelling
+        ({"FILEPATH": "a"}, obj(["file_path"], file_path=STR, filePath=STR)),
+        # a different word, not a different spelling
+        ({"path": "a"}, obj(["file_path"], file_path=STR)),
+        ({"file_paths": "a"}, obj(["file_path"], file_path=STR)),
+        # patternProperties admits the key
+        (
+            {"filePath": "a"},
+            {**obj(["file_path"], file_path=STR), "patternProperties": {"^f": STR}},
+        ),
+    ],
+)
+def test_spelling_is_not_guessed(args: dict[str, Any], schema: dict[str, Any]) -> None:
+    before = copy.deepcopy(args)
+    result = repair_arguments(args, schema)
+    assert all(note.rule is not R.RENAME_SPELLING for note in result.notes)
+    assert result.value == before
+    assert args == before
+
+
+def test_a_caller_alias_wins_over_a_spelling() -> None:
+    schema = {**obj(["path"], path=STR, file_path=STR), "additionalProperties": False}
+    result = repair_arguments({"filePath": "a"}, schema, aliases={"path": ["filePath"]})
+    assert result.value == {"path": "a"}
+    assert rules(result) == [(R.RENAME_ALIAS, "$.filePath")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    key=st.sampled_from(["file_path", "old_string", "max_results"]),
+    data=st.data(),
+)
+def test_any_spelling_variant_is_renamed_back(key: str, data: st.DataObject) -> None:
+    words = key.split("_")
+    sep = data.draw(st.sampled_from(["", "_", "-"]))
+    cased = [data.draw(st.sampled_from([w, w.upper(), w.capitalize()])) for w in words]
+    variant = sep.join(cased)
+    schema = {**obj([key], **{key: STR}), "additionalProperties": False}
+    result = repair_arguments({variant: "v"}, schema)
+    assert result.value == {key: "v"}
+    assert result.ok
+    expected = () if variant == key else ((R.RENAME_SPELLING, (variant,)),)
+    assert tuple((note.rule, note.path) for note in result.notes) == expected
+
+
 # ------------------------------------------------------------------ autolinks
 
 

@@ -45,6 +45,9 @@ class SchemaRule(enum.Enum):
     EMPTY_OBJECT_TO_ARRAY = "empty_object_to_array"
     #: A caller-declared alias key renamed to the name the schema expects.
     RENAME_ALIAS = "rename_alias"
+    #: A key the schema does not list, spelled like exactly one missing property once
+    #: letter case, ``_`` and ``-`` are ignored (``filePath`` for ``file_path``): renamed.
+    RENAME_SPELLING = "rename_spelling"
     #: ``[t](http://t)`` in a path-like field: unwrapped to ``t``.
     UNWRAP_AUTOLINK = "unwrap_autolink"
 
@@ -66,6 +69,9 @@ _GUIDANCE: Final[Mapping[SchemaRule, str]] = {
     SchemaRule.WRAP_BARE_STRING: 'send a list even for a single item: ["item"]',
     SchemaRule.EMPTY_OBJECT_TO_ARRAY: "send an empty list as [], not {}",
     SchemaRule.RENAME_ALIAS: "use the parameter names the schema declares",
+    SchemaRule.RENAME_SPELLING: (
+        "spell parameter names exactly as the schema does (letter case, _ and -)"
+    ),
     SchemaRule.UNWRAP_AUTOLINK: "write file paths as plain text, not as markdown links",
 }
 

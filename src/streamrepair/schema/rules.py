@@ -32,6 +32,7 @@ never raised.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -347,8 +348,9 @@ class _Engine:
             return None
         if value == {} and expected and "array" in expected and "object" not in expected:
             return _Fix(SchemaRule.EMPTY_OBJECT_TO_ARRAY, path, "replace", [])
-        if isinstance(value, dict) and self.aliases and site.error.validator in _OBJECT_KEYWORDS:
-            return self._alias_fix(site, value)
+        if isinstance(value, dict) and site.error.validator in _OBJECT_KEYWORDS:
+            fix = self._alias_fix(site, value) if self.aliases else None
+            return fix if fix is not None else self._spelling_fix(site, value)
         return None
 
     def _alias_fix(self, site: _Site, obj: dict[str, Any]) -> _Fix | None:
@@ -370,6 +372,41 @@ class _Engine:
                     continue
                 if error.validator in _REQUIRED_FAMILY or alt not in declared:
                     return _Fix(SchemaRule.RENAME_ALIAS, (*site.path, alt), "rename", new_key=key)
+        return None
+
+    def _spelling_fix(self, site: _Site, obj: dict[str, Any]) -> _Fix | None:
+        """Rename a key the object's schema does not list to the one missing property
+        it spells once letter case, ``_`` and ``-`` are ignored (``filePath`` ->
+        ``file_path``). Only where the object fails for it (a ``required`` error naming
+        that property, or the key refused as an extra), only when the match is unique
+        both ways (one such key, one such property among all the declared ones), and
+        never for a key that ``patternProperties`` admits."""
+        error = site.error
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        declared = schema.get("properties")
+        if not isinstance(declared, dict) or not declared:
+            return None
+        patterns = schema.get("patternProperties")
+        extras = [k for k in obj if k not in declared and not _pattern_admits(patterns, k)]
+        if not extras:
+            return None
+        spelled: dict[str, list[str]] = {}
+        for name in declared:
+            if isinstance(name, str):
+                spelled.setdefault(_spelling(name), []).append(name)
+        extra_spellings = [_spelling(k) for k in extras]
+        for key, spelling in zip(extras, extra_spellings, strict=True):
+            targets = spelled.get(spelling, [])
+            if len(targets) != 1 or extra_spellings.count(spelling) != 1:
+                continue
+            target = targets[0]
+            if target in obj or ((*site.path, key), SchemaRule.RENAME_SPELLING) in self._forbidden:
+                continue
+            if error.validator in _REQUIRED_FAMILY and not _names_key(
+                (error.validator, (), error.message), target
+            ):
+                continue
+            return _Fix(SchemaRule.RENAME_SPELLING, (*site.path, key), "rename", new_key=target)
         return None
 
     # -- applying ---------------------------------------------------------------------
@@ -459,6 +496,26 @@ class _Engine:
 
     def _drop_rule(self, drop: _Drop) -> SchemaRule:
         return SchemaRule.DROP_NULL if drop.old is None else SchemaRule.DROP_NULL_STRING
+
+
+def _spelling(key: str) -> str:
+    """A key with letter case, ``_`` and ``-`` taken out: ``filePath``, ``file_path``,
+    ``FILE-PATH`` all read ``filepath``."""
+    return key.casefold().replace("_", "").replace("-", "")
+
+
+def _pattern_admits(patterns: object, key: str) -> bool:
+    """Whether one of ``patternProperties``' patterns matches ``key`` (a pattern Python
+    cannot compile counts as a match: the key may be admitted, so it is not renamed)."""
+    if not isinstance(patterns, dict):
+        return False
+    for pattern in patterns:
+        try:
+            if re.search(str(pattern), key):
+                return True
+        except re.error:
+            return True
+    return False
 
 
 def _type_set(value: Any) -> frozenset[str]:
