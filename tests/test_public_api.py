@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import re
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -15,6 +18,7 @@ import pytest
 import streamrepair
 import streamrepair.errors
 import streamrepair.events
+from streamrepair._lazy import read_exports
 from streamrepair._moved import MOVED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,6 +67,122 @@ def _declared(path: Path) -> tuple[list[str] | None, set[str]]:
     return listed, {n for n in defined if not n.startswith("_")}
 
 
+EXPORTING_PACKAGES = sorted(
+    _module_name(path)
+    for path in PACKAGE.rglob("__init__.py")
+    if "attach(__name__, __file__)" in path.read_text(encoding="utf-8")
+)
+
+
+def _type_checking_block(path: Path) -> dict[str, str]:
+    """The package's ``TYPE_CHECKING`` block as :mod:`ast` reads it (name -> module as
+    written); every statement in it must be ``from M import N as N``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    blocks = [
+        n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)
+    ]
+    assert len(blocks) == 1, f"{path}: one TYPE_CHECKING block"
+    exports: dict[str, str] = {}
+    for node in blocks[0].body:
+        assert isinstance(node, ast.ImportFrom), f"{path}: {ast.unparse(node)}"
+        for alias in node.names:
+            assert alias.asname == alias.name, f"{path}: {ast.unparse(node)} is not `N as N`"
+            exports[alias.name] = "." * node.level + (node.module or "")
+    return exports
+
+
+def test_every_package_that_re_exports_uses_the_one_block() -> None:
+    # cli/__init__ exports what it defines itself; compat imports nothing else of the
+    # package (tests/test_layers.py), not even _lazy, and exports three names eagerly.
+    packages = {_module_name(p) for p in PACKAGE.rglob("__init__.py")}
+    assert set(EXPORTING_PACKAGES) == packages - {"streamrepair.cli", "streamrepair.compat"}
+
+
+@pytest.mark.parametrize("package", EXPORTING_PACKAGES)
+def test_a_package_exports_exactly_its_type_checking_block(package: str) -> None:
+    path = PACKAGE.parent / package.replace(".", "/") / "__init__.py"
+    block = _type_checking_block(path)
+    assert read_exports(path.read_text(encoding="utf-8"), package) == block
+    module = importlib.import_module(package)
+    assert module.__all__ == sorted(block)
+    for name, where in block.items():
+        assert getattr(module, name) is getattr(importlib.import_module(where, package), name)
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError, match=rf"{package}.*not_a_name"):
+        _ = module.not_a_name
+
+
+def test_read_exports_reads_every_way_the_formatter_writes_a_block() -> None:
+    source = (
+        '"""Doc."""\n'
+        "import typing as _typing\n"
+        "if _typing.TYPE_CHECKING:\n"
+        "    from .a import B as B  # a comment\n"
+        "\n"
+        "    from ..errors import (\n"
+        "        E as E,\n"
+        "        F as F,  # why F\n"
+        "    )\n"
+        "    from streamrepair.x import (G as G, H as H)\n"
+        "__all__, __getattr__, __dir__ = attach(__name__, __file__)\n"
+        "if TYPE_CHECKING:\n"
+        "    from .later import Z as Z\n"
+    )
+    assert read_exports(source, "p") == {
+        "B": ".a",
+        "E": "..errors",
+        "F": "..errors",
+        "G": "streamrepair.x",
+        "H": "streamrepair.x",
+    }
+
+
+@pytest.mark.parametrize(
+    ("block", "line"),
+    [
+        ("    from .a import B\n", 3),  # no `as`: mypy --strict would not see it exported
+        ("    from .a import B as C\n", 3),
+        ("    from .a import (\n        B as B,\n        C,\n    )\n", 5),
+        ("    import a as a\n", 3),
+        ("    from .a impart B as B\n", 3),
+        ("    X = 1\n", 3),
+        ("    pass\n", 3),
+    ],
+)
+def test_read_exports_refuses_a_block_that_says_something_else(block: str, line: int) -> None:
+    source = "import typing as _typing\nif _typing.TYPE_CHECKING:\n" + block
+    with pytest.raises(ImportError, match=rf"^pkg, line {line}: "):
+        read_exports(source, "pkg")
+
+
+def test_read_exports_refuses_a_package_without_a_block() -> None:
+    with pytest.raises(ImportError, match=r"^pkg: no .*TYPE_CHECKING"):
+        read_exports('"""Doc."""\nfrom .a import B as B\n', "pkg")
+    with pytest.raises(ImportError, match=r"^pkg: the TYPE_CHECKING block exports nothing"):
+        read_exports("if TYPE_CHECKING:\n\nx = 1\n", "pkg")
+
+
+def test_mypy_strict_sees_every_export_from_a_users_code(tmp_path: Path) -> None:
+    # A user's `from streamrepair import X` under --strict (no implicit re-export) needs
+    # the block's `X as X`: a computed __all__ is invisible to a type checker.
+    lines = []
+    for package in EXPORTING_PACKAGES:
+        names = importlib.import_module(package).__all__
+        lines.append(f"from {package} import {', '.join(names)}")
+    lines.append("reveal_type(ArgumentAssembler)")
+    user = tmp_path / "user.py"
+    user.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", str(user)],
+        cwd=ROOT,
+        env={**os.environ, "MYPYPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+    )
+    assert "streamrepair.syntax.assembler.ArgumentAssembler" in done.stdout, done.stdout
+    assert "error" not in done.stdout, done.stdout
+
+
 def _documented_root_names() -> set[str]:
     """The names docs/api.md lists: the first column of its tables, the names in the
     bold-led paragraphs of its tier 2 section, and ``__version__``."""
@@ -81,7 +201,14 @@ def _documented_root_names() -> set[str]:
 def test_every_public_name_of_a_module_is_in_its_all(path: Path) -> None:
     listed, defined = _declared(path)
     if path.name == "__init__.py":
-        assert listed is not None or not defined, f"{path} defines names but has no __all__"
+        package = importlib.import_module(_module_name(path))
+        assert listed is not None or not defined or hasattr(package, "__all__"), (
+            f"{path} defines names but has no __all__"
+        )
+        for name in getattr(package, "__all__", ()):
+            assert hasattr(package, name), (
+                f"{_module_name(path)}.__all__ names {name!r}, not defined"
+            )
         return
     assert listed is not None, f"{_module_name(path)} has no __all__"
     missing = defined - set(listed)
@@ -117,11 +244,11 @@ def test_the_root_exports_exactly_what_docs_api_lists() -> None:
 
 
 def test_root_names_are_the_objects_of_their_modules() -> None:
-    table = vars(streamrepair)["_EXPORTS"]
-    assert set(table) == set(streamrepair.__all__) - {"__version__"}
+    table = read_exports((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    assert set(table) == set(streamrepair.__all__)
     for name, module in table.items():
         assert getattr(streamrepair, name) is getattr(
-            importlib.import_module(f"streamrepair.{module}"), name
+            importlib.import_module(module, "streamrepair"), name
         )
     assert sorted(dir(streamrepair)) == sorted(dir(streamrepair))  # __dir__ does not fail
     with pytest.raises(AttributeError):
