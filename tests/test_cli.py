@@ -29,7 +29,7 @@ def test_a_hook_run_does_not_import_the_stream_layer() -> None:
         "from streamrepair.cli import main\n"
         "code = main(['hook', 'claude-code', '--no-telemetry'])\n"
         "assert code == 0, code\n"
-        "loaded = [m for m in ('streamrepair.stream', 'streamrepair.tracker', 'rich', 'anyio')"
+        "loaded = [m for m in ('streamrepair.stream', 'streamrepair.stream.tracker', 'rich', 'anyio')"
         " if m in sys.modules]\n"
         "print('LOADED', loaded)\n"
     )

@@ -1,6 +1,6 @@
 """The public API: what docs/api.md lists is what `streamrepair` exports, every module's
-``__all__`` is complete and resolves, layer packages export their modules, and the 0.1
-names and module paths still work."""
+``__all__`` is complete and resolves, layer packages export their modules, and each
+package's exports are written once, in its ``TYPE_CHECKING`` block."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -19,11 +18,9 @@ import streamrepair
 import streamrepair.errors
 import streamrepair.events
 from streamrepair._lazy import read_exports
-from streamrepair._moved import MOVED
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "streamrepair"
-ALIASES = tuple(MOVED)
 LAYER_PACKAGES = ("syntax", "schema", "providers", "stream", "turn", "telemetry", "proxy")
 
 
@@ -35,13 +32,10 @@ def _module_name(path: Path) -> str:
 
 
 def _public_modules() -> list[Path]:
-    """Modules with a public ``__all__``: not private (``_x.py``), not an alias, not
-    ``__main__``."""
+    """Modules with a public ``__all__``: not private (``_x.py``), not ``__main__``."""
     out = []
     for path in sorted(PACKAGE.rglob("*.py")):
         if "__pycache__" in path.parts or path.name == "__main__.py":
-            continue
-        if path.parent == PACKAGE and path.stem in ALIASES:
             continue
         if path.name != "__init__.py" and path.stem.startswith("_"):
             continue
@@ -288,66 +282,3 @@ def test_every_exception_lives_in_errors_and_is_exported() -> None:
     for name in errors:
         assert issubclass(getattr(streamrepair.errors, name), streamrepair.StreamRepairError)
     assert errors <= set(streamrepair.__all__)
-
-
-@pytest.mark.parametrize("old", ALIASES)
-def test_the_old_module_paths_warn_and_give_the_same_objects(old: str) -> None:
-    name = f"streamrepair.{old}"
-    importlib.import_module("sys").modules.pop(name, None)
-    with pytest.warns(DeprecationWarning, match=rf"{name} moved to streamrepair\."):
-        module = importlib.import_module(name)
-    assert module.__all__
-    for attr in module.__all__:
-        value = getattr(module, attr)
-        home = getattr(value, "__module__", None)
-        if home and home.startswith("streamrepair.") and home != name:
-            assert getattr(importlib.import_module(home), attr, value) is value
-
-
-def test_the_old_names_are_the_new_objects() -> None:
-    pairs = {
-        "MAX_TOKEN_CHARS": "MAX_SCALAR_CHARS",
-        "CallPhase": "CallProgress",
-        "CallStatus": "RunState",
-        "Phase": "FencePhase",
-        "PhaseState": "FencePhaseState",
-        "AssemblerFinishedError": "ClosedError",
-        "StreamClosedError": "ClosedError",
-    }
-    for old, new in pairs.items():
-        assert getattr(streamrepair, old) is getattr(streamrepair, new)
-
-
-def test_the_layer_packages_keep_the_old_module_names() -> None:
-    # streamrepair.stream / .providers / .telemetry were modules in 0.1.
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        from streamrepair.providers import UnsupportedChunkError, as_chunk
-        from streamrepair.stream import StreamClosedError, load_recording
-        from streamrepair.telemetry import LogReader, StatsBuilder, TelemetryLog
-    assert issubclass(UnsupportedChunkError, streamrepair.StreamRepairError)
-    assert StreamClosedError is streamrepair.ClosedError
-    assert callable(as_chunk)
-    assert callable(load_recording)
-    assert {LogReader.__name__, StatsBuilder.__name__, TelemetryLog.__name__}
-
-
-def test_the_table_of_moved_modules_matches_the_alias_files() -> None:
-    aliases = {p.stem for p in PACKAGE.glob("[!_]*.py") if "warn_moved(" in p.read_text()}
-    assert aliases == set(MOVED)
-    for old, new in MOVED.items():
-        assert f'warn_moved(__name__, "{new}")' in (PACKAGE / f"{old}.py").read_text()
-
-
-def test_the_old_cli_integrations_register_adds_the_four_commands_it_did() -> None:
-    import argparse
-
-    sys_modules = importlib.import_module("sys").modules
-    sys_modules.pop("streamrepair.cli_integrations", None)
-    with pytest.warns(DeprecationWarning, match="streamrepair.cli.integrations"):
-        old = importlib.import_module("streamrepair.cli_integrations")
-    parser = argparse.ArgumentParser()
-    old.register(parser.add_subparsers(dest="command"))
-    for argv in (["hook", "claude-code"], ["serve", "opencode"], ["stats"]):
-        assert parser.parse_args(argv).command == argv[0]
-    assert parser.parse_args(["install", "opencode"]).handler is not None

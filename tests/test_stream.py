@@ -19,11 +19,11 @@ import pytest
 
 from streamrepair import (
     CallProgress,
+    ClosedError,
     Done,
     Provider,
     RejectReason,
     StopReason,
-    StreamClosedError,
     StreamEvent,
     StreamFailed,
     TextDelta,
@@ -136,9 +136,9 @@ def test_done_marker_ends_the_stream_and_later_input_is_ignored() -> None:
     assert core.feed(b"data: more\n\n") == []
     assert core.feed(CHUNKS[0]) == []
     assert core.finish() == []
-    with pytest.raises(StreamClosedError):
+    with pytest.raises(ClosedError):
         core.feed(b"x")
-    with pytest.raises(StreamClosedError):
+    with pytest.raises(ClosedError):
         core.finish()
     assert core.abort() == []  # safe at any time
 

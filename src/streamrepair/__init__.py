@@ -21,7 +21,6 @@ from ._lazy import attach
 if _typing.TYPE_CHECKING:
     from ._version import __version__ as __version__
     from .errors import AbortFenceError as AbortFenceError
-    from .errors import AssemblerFinishedError as AssemblerFinishedError
     from .errors import ChangeOrderError as ChangeOrderError
     from .errors import ClosedError as ClosedError
     from .errors import ConcatenatedValuesError as ConcatenatedValuesError
@@ -31,7 +30,6 @@ if _typing.TYPE_CHECKING:
     from .errors import SSEDecodeError as SSEDecodeError
     from .errors import SSEError as SSEError
     from .errors import SSELimitError as SSELimitError
-    from .errors import StreamClosedError as StreamClosedError
     from .errors import StreamRepairError as StreamRepairError
     from .errors import TooDeepError as TooDeepError
     from .errors import TooLargeError as TooLargeError
@@ -84,14 +82,12 @@ if _typing.TYPE_CHECKING:
     from .stream.recordings import load_recording as load_recording
     from .stream.sse import SSEDecoder as SSEDecoder
     from .stream.sse import SSEEvent as SSEEvent
-    from .stream.tracker import CallPhase as CallPhase
     from .stream.tracker import CallProgress as CallProgress
     from .stream.tracker import ToolCallTracker as ToolCallTracker
     from .syntax.assembler import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH
     from .syntax.assembler import DEFAULT_MAX_SIZE as DEFAULT_MAX_SIZE
     from .syntax.assembler import MAX_INTEGER_DIGITS as MAX_INTEGER_DIGITS
     from .syntax.assembler import MAX_SCALAR_CHARS as MAX_SCALAR_CHARS
-    from .syntax.assembler import MAX_TOKEN_CHARS as MAX_TOKEN_CHARS
     from .syntax.assembler import ArgumentAssembler as ArgumentAssembler
     from .syntax.changes import ValueBuilder as ValueBuilder
     from .syntax.ijson_adapter import IjsonAdapter as IjsonAdapter
@@ -108,8 +104,6 @@ if _typing.TYPE_CHECKING:
     from .turn.abort import FencePhaseState as FencePhaseState
     from .turn.abort import HandlerOutcome as HandlerOutcome
     from .turn.abort import HandlerStatus as HandlerStatus
-    from .turn.abort import Phase as Phase
-    from .turn.abort import PhaseState as PhaseState
     from .turn.abort import run_tool_calls as run_tool_calls
     from .turn.conversation import Conversation as Conversation
     from .turn.conversation import ToolBatch as ToolBatch
@@ -122,7 +116,6 @@ if _typing.TYPE_CHECKING:
     from .turn.history import check_history as check_history
     from .turn.history import prepare_messages as prepare_messages
     from .turn.history import repair_history as repair_history
-    from .turn.replies import CallStatus as CallStatus
     from .turn.replies import RunState as RunState
     from .turn.replies import assistant_message as assistant_message
     from .turn.replies import function_call_output as function_call_output

@@ -23,7 +23,6 @@ if _typing.TYPE_CHECKING:
     from ..errors import SSEDecodeError as SSEDecodeError
     from ..errors import SSEError as SSEError
     from ..errors import SSELimitError as SSELimitError
-    from ..errors import StreamClosedError as StreamClosedError
     from .drivers import READ_CHUNK_BYTES as READ_CHUNK_BYTES
     from .drivers import aiter_events as aiter_events
     from .drivers import iter_events as iter_events
@@ -46,7 +45,6 @@ if _typing.TYPE_CHECKING:
     from .tracker import MAX_BLOCKS as MAX_BLOCKS
     from .tracker import MAX_TOOL_CALLS as MAX_TOOL_CALLS
     from .tracker import ArgumentCheck as ArgumentCheck
-    from .tracker import CallPhase as CallPhase
     from .tracker import CallProgress as CallProgress
     from .tracker import ToolCallTracker as ToolCallTracker
 

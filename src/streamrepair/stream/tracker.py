@@ -124,7 +124,6 @@ __all__ = [
     "MAX_BLOCKS",
     "MAX_TOOL_CALLS",
     "ArgumentCheck",
-    "CallPhase",
     "CallProgress",
     "ToolCallTracker",
 ]
@@ -145,10 +144,6 @@ class CallProgress(enum.Enum):
     STREAMING = "streaming"  # started, arguments arriving
     READY = "ready"
     REJECTED = "rejected"
-
-
-#: The older name of :class:`CallProgress`.
-CallPhase = CallProgress
 
 
 class ArgumentCheck(Protocol):

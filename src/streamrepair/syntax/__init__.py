@@ -25,7 +25,6 @@ if _typing.TYPE_CHECKING:
     from .assembler import DEFAULT_MAX_SIZE as DEFAULT_MAX_SIZE
     from .assembler import MAX_INTEGER_DIGITS as MAX_INTEGER_DIGITS
     from .assembler import MAX_SCALAR_CHARS as MAX_SCALAR_CHARS
-    from .assembler import MAX_TOKEN_CHARS as MAX_TOKEN_CHARS
     from .assembler import ArgumentAssembler as ArgumentAssembler
     from .changes import Appended as Appended
     from .changes import Assigned as Assigned

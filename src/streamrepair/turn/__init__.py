@@ -31,8 +31,6 @@ if _typing.TYPE_CHECKING:
     from .abort import FencePhaseState as FencePhaseState
     from .abort import HandlerOutcome as HandlerOutcome
     from .abort import HandlerStatus as HandlerStatus
-    from .abort import Phase as Phase
-    from .abort import PhaseState as PhaseState
     from .abort import ToolRunner as ToolRunner
     from .abort import run_tool_calls as run_tool_calls
     from .conversation import INTERRUPTED_BEFORE_START as INTERRUPTED_BEFORE_START
@@ -48,7 +46,6 @@ if _typing.TYPE_CHECKING:
     from .history import copy_json as copy_json
     from .history import prepare_messages as prepare_messages
     from .history import repair_history as repair_history
-    from .replies import CallStatus as CallStatus
     from .replies import RunState as RunState
     from .replies import assistant_message as assistant_message
     from .replies import function_call_output as function_call_output
