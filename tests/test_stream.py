@@ -16,6 +16,8 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamrepair import (
     CallProgress,
@@ -126,6 +128,36 @@ def test_text_input_and_ndjson_sniffing() -> None:
         out += core.finish()
         # No [DONE] in NDJSON: the stop reason plus the end of input finish it.
         assert dicts(out) == dicts(events), size
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_chunk_count_is_the_chunks_read_in_any_split(data: st.DataObject) -> None:
+    body = sse_bytes(CHUNKS) + b"data: [DONE]\n\n"  # markers and repeats are no chunks
+    random_split = data.draw(st.lists(st.integers(0, len(body)), max_size=12))
+    cuts = sorted(set(random_split))
+    splits = [[body], [body[i : i + 1] for i in range(len(body))]]
+    splits.append([body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)])
+    for pieces in splits:
+        core = ToolCallStream()
+        for piece in pieces:
+            core.feed(piece)
+        core.finish()
+        assert core.chunk_count == len(CHUNKS)
+    given_chunks = ToolCallStream()
+    for c in CHUNKS:
+        given_chunks.feed(c)
+    assert given_chunks.chunk_count == len(CHUNKS)
+
+
+@pytest.mark.parametrize("body", [b"", b"hello\n", b": ping\n\n", b"data: [DONE]\n\n"])
+def test_chunk_count_is_zero_when_the_input_holds_no_stream(body: bytes) -> None:
+    core = ToolCallStream()
+    events = core.feed(body) + core.finish()
+    assert core.chunk_count == 0
+    assert kinds(events) == ["done"]
+    assert core.done is not None
+    assert core.done.stop_reason is StopReason.MISSING
 
 
 def test_done_marker_ends_the_stream_and_later_input_is_ignored() -> None:
