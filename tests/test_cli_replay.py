@@ -232,6 +232,33 @@ def test_live_view_on_a_terminal(
     assert "done: stop reason length" in out
 
 
+def test_the_live_view_counts_a_call_of_one_character_in_the_singular(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pytest.importorskip("rich")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "120")
+    function = {"name": "f", "arguments": "["}
+    chunks = [
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": function}]},
+                }
+            ]
+        },
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]},
+    ]
+    path = tmp_path / "one.sse"
+    path.write_text("".join(f"data: {json.dumps(c)}\n\n" for c in chunks))
+    code, out, _ = run(capsys, "--speed", "0", str(path))
+    assert code == 0
+    assert "c1 1 char" in out  # the call panel's size
+    assert "1 chars" not in out
+    assert "1 character arrived" in " ".join(out.split())
+
+
 def test_plain_flag_wins_over_a_terminal(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

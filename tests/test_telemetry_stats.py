@@ -417,6 +417,27 @@ def test_stats_of_a_named_file_that_cannot_be_read(
     assert "directory" in err.lower()
 
 
+def test_stats_of_one_call_and_one_skipped_line_are_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.jsonl"
+    TelemetryLog(path).write(record(model="m1"))
+    with path.open("a") as handle:
+        handle.write("garbage line\n")
+    out_html = tmp_path / "report.html"
+    assert main(["stats", str(path), "--html", str(out_html)]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.startswith("1 tool call, ")
+    assert head.endswith(" (1 line skipped)")
+    assert "<p>1 call; repaired" in out_html.read_text()
+    only_garbage = tmp_path / "garbage.jsonl"
+    only_garbage.write_text("garbage line\n")
+    assert main(["stats", str(only_garbage)]) == 0
+    assert capsys.readouterr().out == (
+        "no tool calls in the log\n(1 line skipped: not telemetry records)\n"
+    )
+
+
 def test_stats_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(telemetry, "MAX_GROUPS", 3)
     builder = StatsBuilder()

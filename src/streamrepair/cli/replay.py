@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from importlib import resources
 from typing import IO, Any, TextIO
 
+from .._plural import plural
 from ..events import (
     Done,
     ReasoningDelta,
@@ -456,7 +457,7 @@ def _render(view: _View, source: str) -> Any:
             body = Text(_tail(call.raw_tail))
         else:
             body = _arguments_view(call)
-        size = f"{call.chars / 1024:.1f} KB" if call.chars >= 1024 else f"{call.chars} chars"
+        size = f"{call.chars / 1024:.1f} KB" if call.chars >= 1024 else plural(call.chars, "char")
         title = f"{call.name} [dim]{call.call_id} {size}[/dim] - [{style}]{status}[/{style}]"
         parts.append(Panel(body, title=title, title_align="left", border_style=style))
     for message in view.errors:
@@ -478,7 +479,8 @@ def _arguments_view(call: _Call) -> Any:
         writing = key in call.open
         mark = " [writing]" if writing else ""
         if isinstance(member, str) and (len(member) > _LONG or "\n" in member):
-            parts.append(Text(f"{key}: {len(member):,} chars{mark}", style="bold"))
+            chars = f"{len(member):,} char{'' if len(member) == 1 else 's'}"
+            parts.append(Text(f"{key}: {chars}{mark}", style="bold"))
             parts.append(Text(_tail(member, _MAX_PANEL_LINES - 2), style="cyan"))
         else:
             shown = json.dumps(member, ensure_ascii=False)
