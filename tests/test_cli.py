@@ -23,13 +23,25 @@ def test_the_command_map_names_every_command_of_each_module(module: str) -> None
     assert registered == {name for name, owner in cli._COMMANDS.items() if owner == module}
 
 
+@pytest.mark.parametrize("command", sorted(cli._COMMANDS))
+def test_every_command_has_a_description_and_its_exit_statuses(command: str) -> None:
+    # `install --help` and `stats --help` once showed only the usage line.
+    parser = cli.build_parser(command)
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub = subparsers.choices[command]
+    assert sub.description, f"`streamrepair {command} --help` has no description"
+    assert len(sub.description.split()) >= 12, sub.description
+    help_text = " ".join(sub.format_help().split())
+    assert "exit" in help_text, f"`streamrepair {command} --help` does not say its exit status"
+
+
 def test_a_hook_run_does_not_import_the_stream_layer() -> None:
     code = (
         "import sys\n"
         "from streamrepair.cli import main\n"
         "code = main(['hook', 'claude-code', '--no-telemetry'])\n"
         "assert code == 0, code\n"
-        "loaded = [m for m in ('streamrepair.stream', 'streamrepair.tracker', 'rich', 'anyio')"
+        "loaded = [m for m in ('streamrepair.stream', 'streamrepair.stream.tracker', 'rich', 'anyio')"
         " if m in sys.modules]\n"
         "print('LOADED', loaded)\n"
     )

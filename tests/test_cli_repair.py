@@ -40,6 +40,13 @@ def test_text_output_names_the_verdict(capsys: pytest.CaptureFixture[str]) -> No
     assert "repairs: 6" in out  # one record per kind: the two trailing commas are one
 
 
+def test_a_count_of_one_is_singular() -> None:
+    done = _cli("repair", "--chunk", "100", "-", stdin="1")
+    assert done.stdout.splitlines()[0] == "standard input: 1 character in 1 delta of 100"
+    done = _cli("repair", "--chunk", "1", "-", stdin="[1]")
+    assert done.stdout.splitlines()[0] == "standard input: 3 characters in 3 deltas of 1"
+
+
 @pytest.mark.parametrize(
     ("text", "code", "verdict"),
     [

@@ -13,6 +13,7 @@ import pytest
 
 from streamrepair import iter_events
 from streamrepair.cli import main
+from streamrepair.cli.replay import EXIT_NO_STREAM, EXIT_NOT_READY
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sse"
 DEMO = resources.files("streamrepair").joinpath("examples").joinpath("demo.sse")
@@ -86,6 +87,65 @@ def test_strict_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     assert run(capsys, "--strict", str(kimi))[0] == 1
     assert run(capsys, str(kimi))[0] == 0  # without --strict the replay ran: 0
     assert run(capsys, "--strict", str(FIXTURES / "responses-apply-patch-call.sse"))[0] == 0
+
+
+NO_STREAM = {
+    "empty": b"",
+    "plain text": b"hello world\nnot a stream\n",
+    "only comments": b": keep-alive\n\n: another\n\n",
+    "only events without data": b"event: ping\n\n",
+    "only the end marker": b"data: [DONE]\n\n",
+    "blank lines": b"\n\n\r\n",
+}
+
+
+@pytest.mark.parametrize("body", NO_STREAM.values(), ids=NO_STREAM.keys())
+@pytest.mark.parametrize("view", [(), ("--json",), ("--strict",)], ids=["plain", "json", "strict"])
+def test_a_file_with_no_stream_says_so_and_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, body: bytes, view: tuple[str, ...]
+) -> None:
+    path = tmp_path / "recording.sse"
+    path.write_bytes(body)
+    code, out, err = run(capsys, *view, str(path))
+    assert code == EXIT_NO_STREAM == 1
+    assert f"streamrepair replay: no stream found in {path}: nothing in it is a chunk" in err
+    assert "stop reason missing" not in out
+    if view == ("--json",):  # the events are still the events: one Done
+        assert [line["type"] for line in json_lines(out)] == ["done"]
+
+
+def test_no_stream_on_standard_input_says_so(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    code, _, err = run(capsys, "-")
+    assert code == 1
+    assert "no stream found in standard input" in err
+
+
+def test_a_stream_of_chunks_without_a_stop_reason_is_not_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A chunk arrived (the role), so a stream was found: it only ended without a stop
+    # reason, which the replay reports as before (and --strict refuses).
+    path = tmp_path / "role-only.sse"
+    path.write_bytes(b'data: {"choices": [{"index": 0, "delta": {"role": "assistant"}}]}\n\n')
+    code, out, err = run(capsys, str(path))
+    assert (code, err) == (0, "")
+    assert "done: stop reason missing" in out
+    assert run(capsys, "--strict", str(path))[0] == EXIT_NOT_READY
+    # and a chunk that is not JSON is a stream failure, not nothing
+    path.write_bytes(b"data: not json\n\n")
+    code, out, err = run(capsys, str(path))
+    assert (code, err) == (0, "")
+    assert "stream failed: a chunk is not valid JSON" in out
+
+
+def test_no_stream_is_documented_in_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 no stream found in FILE (no chunk of any provider" in out
 
 
 def test_strict_is_documented_in_help(capsys: pytest.CaptureFixture[str]) -> None:
@@ -170,6 +230,33 @@ def test_live_view_on_a_terminal(
     assert "write_file" in out
     assert "rejected: cut_off" in out
     assert "done: stop reason length" in out
+
+
+def test_the_live_view_counts_a_call_of_one_character_in_the_singular(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pytest.importorskip("rich")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "120")
+    function = {"name": "f", "arguments": "["}
+    chunks = [
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": function}]},
+                }
+            ]
+        },
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]},
+    ]
+    path = tmp_path / "one.sse"
+    path.write_text("".join(f"data: {json.dumps(c)}\n\n" for c in chunks))
+    code, out, _ = run(capsys, "--speed", "0", str(path))
+    assert code == 0
+    assert "c1 1 char" in out  # the call panel's size
+    assert "1 chars" not in out
+    assert "1 character arrived" in " ".join(out.split())
 
 
 def test_plain_flag_wins_over_a_terminal(

@@ -7,12 +7,9 @@ import ast
 import re
 from pathlib import Path
 
-from streamrepair._moved import MOVED
-
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "streamrepair"
 DESIGN = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
-ALIASES = set(MOVED)
 
 
 def _section(title: str) -> str:
@@ -29,8 +26,6 @@ def _modules() -> set[str]:
     found = set()
     for path in PACKAGE.rglob("*.py"):
         if "__pycache__" in path.parts:
-            continue
-        if path.parent == PACKAGE and path.stem in ALIASES:
             continue
         if path.name == "__init__.py" and not _holds_code(path):
             continue

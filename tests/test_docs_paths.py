@@ -9,13 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from streamrepair._moved import MOVED
-
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "streamrepair"
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
-#: The 0.1 module paths, kept as aliases: docs name the modules themselves.
-ALIASES = {f"src/streamrepair/{name}.py" for name in MOVED}
 # Paths start at the repository root, or inside the package (docs name `stream/sse.py`).
 ROOT_DIRS = ("src/", "tests/", "benchmarks/", "examples/", "fixtures/", "docs/")
 PACKAGE_DIRS = tuple(f"{p.name}/" for p in PACKAGE.iterdir() if p.is_dir() and p.name[0] != "_")
@@ -51,4 +47,3 @@ def test_the_docs_name_files_by_path() -> None:
 def test_a_path_named_in_the_docs_exists(page: str, path: str) -> None:
     where = ROOT / path if path.startswith(ROOT_DIRS) else PACKAGE / path
     assert where.exists(), f"{page} names {path}, which does not exist"
-    assert path not in ALIASES, f"{page} names the 0.1 alias {path}, not the module"

@@ -1,8 +1,8 @@
 """The import rules that keep the layers apart, checked on the source (AST) and at run time.
 
 A module imports only from its own layer or a lower one; the lower layers never import
-anyio or jsonschema; nothing inside the package imports the package root or the 0.1
-alias modules. docs/design.md draws the same layers.
+anyio or jsonschema; nothing inside the package imports the package root. docs/design.md
+draws the same layers.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from streamrepair._moved import MOVED
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "streamrepair"
@@ -35,8 +33,6 @@ LAYERS: tuple[str, ...] = (
 )
 #: Self-contained packages that import nothing else of streamrepair.
 STANDALONE = frozenset({"compat"})
-#: The 0.1 module paths, kept as aliases: nothing inside the package may use them.
-ALIASES = frozenset(MOVED)
 #: Third-party imports allowed only in the modules named (module path under the package).
 RESTRICTED: dict[str, frozenset[str]] = {
     "jsonschema": frozenset({"schema.rules", "schema._access"}),
@@ -102,11 +98,7 @@ def _imports(path: Path, module: str | None = None) -> list[Import]:
 
 
 def _sources() -> list[Path]:
-    return sorted(
-        p
-        for p in PACKAGE.rglob("*.py")
-        if not (p.parent == PACKAGE and p.stem in ALIASES) and "__pycache__" not in p.parts
-    )
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 
 
 def _internal_target(imp: Import) -> str | None:
@@ -135,7 +127,7 @@ def test_each_module_imports_only_its_own_layer_or_lower() -> None:
     wrong = []
     for imp in ALL_IMPORTS:
         target = _internal_target(imp)
-        if target is None or target == "" or target.split(".")[0] in ALIASES:
+        if target is None or target == "":
             continue
         mine, theirs = _layer(imp.module), _layer(target)
         if mine in STANDALONE or theirs in STANDALONE:
@@ -147,7 +139,7 @@ def test_each_module_imports_only_its_own_layer_or_lower() -> None:
     assert not wrong, "imports that go up a layer:\n" + "\n".join(wrong)
 
 
-def test_nothing_imports_the_package_root_or_the_old_paths() -> None:
+def test_nothing_imports_the_package_root() -> None:
     wrong = []
     for imp in ALL_IMPORTS:
         target = _internal_target(imp)
@@ -155,8 +147,6 @@ def test_nothing_imports_the_package_root_or_the_old_paths() -> None:
             continue
         if target == "" and imp.module:  # the root's own lazy table is the exception
             wrong.append(f"{imp.module}:{imp.line} imports the package root")
-        elif target.split(".")[0] in ALIASES and "." not in target:
-            wrong.append(f"{imp.module}:{imp.line} imports the 0.1 alias {target}")
     assert not wrong, "\n".join(wrong)
 
 

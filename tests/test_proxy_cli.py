@@ -102,7 +102,7 @@ def test_schemas_reach_the_proxy_config(
     args = ["serve", "--upstream", "http://127.0.0.1:1", "--telemetry", "off", "--no-access-log"]
     assert main([*args, "--schemas", str(path)]) == 0
     assert seen[-1].schemas == {"mcp__echo__echo": schema}
-    assert "schemas for 1 unlisted tools" in capsys.readouterr().err
+    assert "schemas for 1 unlisted tool)" in capsys.readouterr().err  # not "1 ... tools"
     monkeypatch.setenv("STREAMREPAIR_SCHEMAS", str(path))  # the environment, as the hooks
     assert main(args) == 0
     assert seen[-1].schemas == {"mcp__echo__echo": schema}

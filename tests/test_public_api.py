@@ -1,13 +1,15 @@
 """The public API: what docs/api.md lists is what `streamrepair` exports, every module's
-``__all__`` is complete and resolves, layer packages export their modules, and the 0.1
-names and module paths still work."""
+``__all__`` is complete and resolves, layer packages export their modules, and each
+package's exports are written once, in its ``TYPE_CHECKING`` block."""
 
 from __future__ import annotations
 
 import ast
 import importlib
+import os
 import re
-import warnings
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,11 +17,10 @@ import pytest
 import streamrepair
 import streamrepair.errors
 import streamrepair.events
-from streamrepair._moved import MOVED
+from streamrepair._lazy import read_exports
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "streamrepair"
-ALIASES = tuple(MOVED)
 LAYER_PACKAGES = ("syntax", "schema", "providers", "stream", "turn", "telemetry", "proxy")
 
 
@@ -31,13 +32,10 @@ def _module_name(path: Path) -> str:
 
 
 def _public_modules() -> list[Path]:
-    """Modules with a public ``__all__``: not private (``_x.py``), not an alias, not
-    ``__main__``."""
+    """Modules with a public ``__all__``: not private (``_x.py``), not ``__main__``."""
     out = []
     for path in sorted(PACKAGE.rglob("*.py")):
         if "__pycache__" in path.parts or path.name == "__main__.py":
-            continue
-        if path.parent == PACKAGE and path.stem in ALIASES:
             continue
         if path.name != "__init__.py" and path.stem.startswith("_"):
             continue
@@ -63,6 +61,122 @@ def _declared(path: Path) -> tuple[list[str] | None, set[str]]:
     return listed, {n for n in defined if not n.startswith("_")}
 
 
+EXPORTING_PACKAGES = sorted(
+    _module_name(path)
+    for path in PACKAGE.rglob("__init__.py")
+    if "attach(__name__, __file__)" in path.read_text(encoding="utf-8")
+)
+
+
+def _type_checking_block(path: Path) -> dict[str, str]:
+    """The package's ``TYPE_CHECKING`` block as :mod:`ast` reads it (name -> module as
+    written); every statement in it must be ``from M import N as N``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    blocks = [
+        n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)
+    ]
+    assert len(blocks) == 1, f"{path}: one TYPE_CHECKING block"
+    exports: dict[str, str] = {}
+    for node in blocks[0].body:
+        assert isinstance(node, ast.ImportFrom), f"{path}: {ast.unparse(node)}"
+        for alias in node.names:
+            assert alias.asname == alias.name, f"{path}: {ast.unparse(node)} is not `N as N`"
+            exports[alias.name] = "." * node.level + (node.module or "")
+    return exports
+
+
+def test_every_package_that_re_exports_uses_the_one_block() -> None:
+    # cli/__init__ exports what it defines itself; compat imports nothing else of the
+    # package (tests/test_layers.py), not even _lazy, and exports three names eagerly.
+    packages = {_module_name(p) for p in PACKAGE.rglob("__init__.py")}
+    assert set(EXPORTING_PACKAGES) == packages - {"streamrepair.cli", "streamrepair.compat"}
+
+
+@pytest.mark.parametrize("package", EXPORTING_PACKAGES)
+def test_a_package_exports_exactly_its_type_checking_block(package: str) -> None:
+    path = PACKAGE.parent / package.replace(".", "/") / "__init__.py"
+    block = _type_checking_block(path)
+    assert read_exports(path.read_text(encoding="utf-8"), package) == block
+    module = importlib.import_module(package)
+    assert module.__all__ == sorted(block)
+    for name, where in block.items():
+        assert getattr(module, name) is getattr(importlib.import_module(where, package), name)
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError, match=rf"{package}.*not_a_name"):
+        _ = module.not_a_name
+
+
+def test_read_exports_reads_every_way_the_formatter_writes_a_block() -> None:
+    source = (
+        '"""Doc."""\n'
+        "import typing as _typing\n"
+        "if _typing.TYPE_CHECKING:\n"
+        "    from .a import B as B  # a comment\n"
+        "\n"
+        "    from ..errors import (\n"
+        "        E as E,\n"
+        "        F as F,  # why F\n"
+        "    )\n"
+        "    from streamrepair.x import (G as G, H as H)\n"
+        "__all__, __getattr__, __dir__ = attach(__name__, __file__)\n"
+        "if TYPE_CHECKING:\n"
+        "    from .later import Z as Z\n"
+    )
+    assert read_exports(source, "p") == {
+        "B": ".a",
+        "E": "..errors",
+        "F": "..errors",
+        "G": "streamrepair.x",
+        "H": "streamrepair.x",
+    }
+
+
+@pytest.mark.parametrize(
+    ("block", "line"),
+    [
+        ("    from .a import B\n", 3),  # no `as`: mypy --strict would not see it exported
+        ("    from .a import B as C\n", 3),
+        ("    from .a import (\n        B as B,\n        C,\n    )\n", 5),
+        ("    import a as a\n", 3),
+        ("    from .a impart B as B\n", 3),
+        ("    X = 1\n", 3),
+        ("    pass\n", 3),
+    ],
+)
+def test_read_exports_refuses_a_block_that_says_something_else(block: str, line: int) -> None:
+    source = "import typing as _typing\nif _typing.TYPE_CHECKING:\n" + block
+    with pytest.raises(ImportError, match=rf"^pkg, line {line}: "):
+        read_exports(source, "pkg")
+
+
+def test_read_exports_refuses_a_package_without_a_block() -> None:
+    with pytest.raises(ImportError, match=r"^pkg: no .*TYPE_CHECKING"):
+        read_exports('"""Doc."""\nfrom .a import B as B\n', "pkg")
+    with pytest.raises(ImportError, match=r"^pkg: the TYPE_CHECKING block exports nothing"):
+        read_exports("if TYPE_CHECKING:\n\nx = 1\n", "pkg")
+
+
+def test_mypy_strict_sees_every_export_from_a_users_code(tmp_path: Path) -> None:
+    # A user's `from streamrepair import X` under --strict (no implicit re-export) needs
+    # the block's `X as X`: a computed __all__ is invisible to a type checker.
+    lines = []
+    for package in EXPORTING_PACKAGES:
+        names = importlib.import_module(package).__all__
+        lines.append(f"from {package} import {', '.join(names)}")
+    lines.append("reveal_type(ArgumentAssembler)")
+    user = tmp_path / "user.py"
+    user.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", str(user)],
+        cwd=ROOT,
+        env={**os.environ, "MYPYPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+    )
+    assert "streamrepair.syntax.assembler.ArgumentAssembler" in done.stdout, done.stdout
+    assert "error" not in done.stdout, done.stdout
+
+
 def _documented_root_names() -> set[str]:
     """The names docs/api.md lists: the first column of its tables, the names in the
     bold-led paragraphs of its tier 2 section, and ``__version__``."""
@@ -81,7 +195,14 @@ def _documented_root_names() -> set[str]:
 def test_every_public_name_of_a_module_is_in_its_all(path: Path) -> None:
     listed, defined = _declared(path)
     if path.name == "__init__.py":
-        assert listed is not None or not defined, f"{path} defines names but has no __all__"
+        package = importlib.import_module(_module_name(path))
+        assert listed is not None or not defined or hasattr(package, "__all__"), (
+            f"{path} defines names but has no __all__"
+        )
+        for name in getattr(package, "__all__", ()):
+            assert hasattr(package, name), (
+                f"{_module_name(path)}.__all__ names {name!r}, not defined"
+            )
         return
     assert listed is not None, f"{_module_name(path)} has no __all__"
     missing = defined - set(listed)
@@ -117,11 +238,11 @@ def test_the_root_exports_exactly_what_docs_api_lists() -> None:
 
 
 def test_root_names_are_the_objects_of_their_modules() -> None:
-    table = vars(streamrepair)["_EXPORTS"]
-    assert set(table) == set(streamrepair.__all__) - {"__version__"}
+    table = read_exports((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    assert set(table) == set(streamrepair.__all__)
     for name, module in table.items():
         assert getattr(streamrepair, name) is getattr(
-            importlib.import_module(f"streamrepair.{module}"), name
+            importlib.import_module(module, "streamrepair"), name
         )
     assert sorted(dir(streamrepair)) == sorted(dir(streamrepair))  # __dir__ does not fail
     with pytest.raises(AttributeError):
@@ -161,66 +282,3 @@ def test_every_exception_lives_in_errors_and_is_exported() -> None:
     for name in errors:
         assert issubclass(getattr(streamrepair.errors, name), streamrepair.StreamRepairError)
     assert errors <= set(streamrepair.__all__)
-
-
-@pytest.mark.parametrize("old", ALIASES)
-def test_the_old_module_paths_warn_and_give_the_same_objects(old: str) -> None:
-    name = f"streamrepair.{old}"
-    importlib.import_module("sys").modules.pop(name, None)
-    with pytest.warns(DeprecationWarning, match=rf"{name} moved to streamrepair\."):
-        module = importlib.import_module(name)
-    assert module.__all__
-    for attr in module.__all__:
-        value = getattr(module, attr)
-        home = getattr(value, "__module__", None)
-        if home and home.startswith("streamrepair.") and home != name:
-            assert getattr(importlib.import_module(home), attr, value) is value
-
-
-def test_the_old_names_are_the_new_objects() -> None:
-    pairs = {
-        "MAX_TOKEN_CHARS": "MAX_SCALAR_CHARS",
-        "CallPhase": "CallProgress",
-        "CallStatus": "RunState",
-        "Phase": "FencePhase",
-        "PhaseState": "FencePhaseState",
-        "AssemblerFinishedError": "ClosedError",
-        "StreamClosedError": "ClosedError",
-    }
-    for old, new in pairs.items():
-        assert getattr(streamrepair, old) is getattr(streamrepair, new)
-
-
-def test_the_layer_packages_keep_the_old_module_names() -> None:
-    # streamrepair.stream / .providers / .telemetry were modules in 0.1.
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        from streamrepair.providers import UnsupportedChunkError, as_chunk
-        from streamrepair.stream import StreamClosedError, load_recording
-        from streamrepair.telemetry import LogReader, StatsBuilder, TelemetryLog
-    assert issubclass(UnsupportedChunkError, streamrepair.StreamRepairError)
-    assert StreamClosedError is streamrepair.ClosedError
-    assert callable(as_chunk)
-    assert callable(load_recording)
-    assert {LogReader.__name__, StatsBuilder.__name__, TelemetryLog.__name__}
-
-
-def test_the_table_of_moved_modules_matches_the_alias_files() -> None:
-    aliases = {p.stem for p in PACKAGE.glob("[!_]*.py") if "warn_moved(" in p.read_text()}
-    assert aliases == set(MOVED)
-    for old, new in MOVED.items():
-        assert f'warn_moved(__name__, "{new}")' in (PACKAGE / f"{old}.py").read_text()
-
-
-def test_the_old_cli_integrations_register_adds_the_four_commands_it_did() -> None:
-    import argparse
-
-    sys_modules = importlib.import_module("sys").modules
-    sys_modules.pop("streamrepair.cli_integrations", None)
-    with pytest.warns(DeprecationWarning, match="streamrepair.cli.integrations"):
-        old = importlib.import_module("streamrepair.cli_integrations")
-    parser = argparse.ArgumentParser()
-    old.register(parser.add_subparsers(dest="command"))
-    for argv in (["hook", "claude-code"], ["serve", "opencode"], ["stats"]):
-        assert parser.parse_args(argv).command == argv[0]
-    assert parser.parse_args(["install", "opencode"]).handler is not None

@@ -16,14 +16,16 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamrepair import (
     CallProgress,
+    ClosedError,
     Done,
     Provider,
     RejectReason,
     StopReason,
-    StreamClosedError,
     StreamEvent,
     StreamFailed,
     TextDelta,
@@ -128,6 +130,36 @@ def test_text_input_and_ndjson_sniffing() -> None:
         assert dicts(out) == dicts(events), size
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_chunk_count_is_the_chunks_read_in_any_split(data: st.DataObject) -> None:
+    body = sse_bytes(CHUNKS) + b"data: [DONE]\n\n"  # markers and repeats are no chunks
+    random_split = data.draw(st.lists(st.integers(0, len(body)), max_size=12))
+    cuts = sorted(set(random_split))
+    splits = [[body], [body[i : i + 1] for i in range(len(body))]]
+    splits.append([body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)])
+    for pieces in splits:
+        core = ToolCallStream()
+        for piece in pieces:
+            core.feed(piece)
+        core.finish()
+        assert core.chunk_count == len(CHUNKS)
+    given_chunks = ToolCallStream()
+    for c in CHUNKS:
+        given_chunks.feed(c)
+    assert given_chunks.chunk_count == len(CHUNKS)
+
+
+@pytest.mark.parametrize("body", [b"", b"hello\n", b": ping\n\n", b"data: [DONE]\n\n"])
+def test_chunk_count_is_zero_when_the_input_holds_no_stream(body: bytes) -> None:
+    core = ToolCallStream()
+    events = core.feed(body) + core.finish()
+    assert core.chunk_count == 0
+    assert kinds(events) == ["done"]
+    assert core.done is not None
+    assert core.done.stop_reason is StopReason.MISSING
+
+
 def test_done_marker_ends_the_stream_and_later_input_is_ignored() -> None:
     core = ToolCallStream()
     events = core.feed(sse_bytes(CHUNKS) + b"data: {not json}\n\n")
@@ -136,9 +168,9 @@ def test_done_marker_ends_the_stream_and_later_input_is_ignored() -> None:
     assert core.feed(b"data: more\n\n") == []
     assert core.feed(CHUNKS[0]) == []
     assert core.finish() == []
-    with pytest.raises(StreamClosedError):
+    with pytest.raises(ClosedError):
         core.feed(b"x")
-    with pytest.raises(StreamClosedError):
+    with pytest.raises(ClosedError):
         core.finish()
     assert core.abort() == []  # safe at any time
 

@@ -389,6 +389,55 @@ def test_stats_of_a_missing_or_empty_log(
     assert capsys.readouterr().out == "no tool calls in the log\n"
 
 
+def test_stats_without_a_log_says_there_is_none_yet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A new user's first `streamrepair stats`, before any hook has run: a sentence, not
+    # a bare "[Errno 2] No such file or directory".
+    log = tmp_path / "state" / "telemetry.jsonl"
+    monkeypatch.setenv("STREAMREPAIR_TELEMETRY", str(log))
+    assert main(["stats"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"streamrepair stats: cannot read {log}: there is no telemetry log yet.")
+    assert "streamrepair install" in err
+    assert "name a FILE" in err
+    assert "Errno" not in err
+
+
+def test_stats_of_a_named_file_that_cannot_be_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "none.jsonl"
+    assert main(["stats", str(missing)]) == 1
+    assert capsys.readouterr().err == f"streamrepair stats: cannot read {missing}: no such file\n"
+    assert main(["stats", str(tmp_path)]) == 1  # a directory
+    err = capsys.readouterr().err
+    assert err.startswith(f"streamrepair stats: cannot read {tmp_path}: ")
+    assert "Errno" not in err
+    assert "directory" in err.lower()
+
+
+def test_stats_of_one_call_and_one_skipped_line_are_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.jsonl"
+    TelemetryLog(path).write(record(model="m1"))
+    with path.open("a") as handle:
+        handle.write("garbage line\n")
+    out_html = tmp_path / "report.html"
+    assert main(["stats", str(path), "--html", str(out_html)]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.startswith("1 tool call, ")
+    assert head.endswith(" (1 line skipped)")
+    assert "<p>1 call; repaired" in out_html.read_text()
+    only_garbage = tmp_path / "garbage.jsonl"
+    only_garbage.write_text("garbage line\n")
+    assert main(["stats", str(only_garbage)]) == 0
+    assert capsys.readouterr().out == (
+        "no tool calls in the log\n(1 line skipped: not telemetry records)\n"
+    )
+
+
 def test_stats_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(telemetry, "MAX_GROUPS", 3)
     builder = StatsBuilder()

@@ -130,6 +130,34 @@ def test_new_nameless_id_continues_an_incomplete_call() -> None:  # GLM-4 server
     assert "2 deltas with a new id continued this call" in ready.notes[0]
 
 
+def test_a_count_of_one_in_a_note_or_detail_is_singular() -> None:
+    # "1 deltas", "1 characters": what `streamrepair replay` printed for counts of one.
+    events = run(
+        [
+            call(id="a", index=0, name="f", arguments=""),
+            call(id="b", index=0, arguments='{"x": 1}'),
+            STOP_TOOLS,
+        ]
+    )
+    ready = next(e for e in events if isinstance(e, ToolCallReady))
+    assert "1 delta with a new id continued this call" in ready.notes[0]
+    events = run([call(id="a", index=0, name="f", arguments="{"), WireStop(reason="length")])
+    rejected = next(e for e in events if isinstance(e, ToolCallRejected))
+    assert "; 1 character arrived and the JSON is unfinished." in rejected.detail
+    events = run(
+        [
+            call(id="a", index=0, name="f", arguments="{"),
+            WireToolArguments(id="a", index=0, arguments='{"x": 1}'),
+            STOP_TOOLS,
+        ]
+    )
+    ready = next(e for e in events if isinstance(e, ToolCallReady))
+    assert "the streamed argument deltas (1 char) differ from the final arguments the " in " ".join(
+        ready.notes
+    )
+    assert "(8 chars); the final ones were used" in " ".join(ready.notes)
+
+
 def test_new_nameless_id_after_a_complete_call_is_a_new_call() -> None:
     events = run(
         [

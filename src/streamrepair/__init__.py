@@ -7,409 +7,120 @@ structure had to be invented as if the model had finished it. :func:`repair` is 
 one-shot form.
 """
 
-# The names below are imported on first use (PEP 562), so that a short-lived process such
-# as a harness hook pays only for the layers it touches, not for every layer. The layers
-# and what each exports in full: docs/design.md and docs/api.md.
+# What the package exports is the TYPE_CHECKING block below, written once: `attach` builds
+# `__all__` and the lazy map from it (see _lazy.py), and each name is imported on first use
+# (PEP 562), so that a short-lived process such as a harness hook pays only for the layers
+# it touches. The layers and what each exports in full: docs/design.md and docs/api.md.
 
 from __future__ import annotations
 
 import typing as _typing
 
 from ._lazy import attach
-from ._version import __version__
 
 if _typing.TYPE_CHECKING:
-    from .errors import (
-        AbortFenceError,
-        AssemblerFinishedError,
-        ChangeOrderError,
-        ClosedError,
-        ConcatenatedValuesError,
-        EventStreamError,
-        HistoryError,
-        InstallError,
-        SSEDecodeError,
-        SSEError,
-        SSELimitError,
-        StreamClosedError,
-        StreamRepairError,
-        TooDeepError,
-        TooLargeError,
-        UnansweredCallsError,
-        UnrepairableError,
-        UnsupportedChunkError,
-        UpstreamBroken,
-        UpstreamError,
-        UpstreamTimeout,
-        UpstreamUnreachable,
-    )
-    from .events import (
-        Done,
-        ReasoningDelta,
-        RefusalDelta,
-        RejectReason,
-        StopReason,
-        StreamEvent,
-        StreamFailed,
-        TextDelta,
-        ToolCallDelta,
-        ToolCallReady,
-        ToolCallRejected,
-        ToolCallStarted,
-        normalize_stop_reason,
-    )
-    from .providers.normalizer import (
-        ChunkNormalizer,
-        Provider,
-    )
-    from .providers.textcalls import (
-        TextCallExtractor,
-        TextCallFormat,
-    )
-    from .providers.wire import (
-        WireDelta,
-    )
-    from .results import (
-        Repair,
-        Repaired,
-        RepairKind,
-        Status,
-    )
-    from .schema.check import (
-        ToolSchemaCheck,
-    )
-    from .schema.notes import (
-        append_repair_notes,
-    )
-    from .schema.profiles import (
-        Profile,
-        ProfileRepair,
-        apply_profiles,
-        select_profiles,
-    )
-    from .schema.report import (
-        ArgumentRepair,
-        RepairNote,
-        SchemaIssue,
-        SchemaRule,
-    )
-    from .schema.rules import (
-        repair_arguments,
-    )
-    from .schema.tools import (
-        tool_schemas,
-    )
-    from .stream.drivers import (
-        aiter_events,
-        iter_events,
-    )
-    from .stream.eventstream import (
-        EventStreamDecoder,
-    )
-    from .stream.pipeline import (
-        ToolCallStream,
-    )
-    from .stream.recordings import (
-        RecordingReader,
-        load_recording,
-    )
-    from .stream.sse import (
-        SSEDecoder,
-        SSEEvent,
-    )
-    from .stream.tracker import (
-        CallPhase,
-        CallProgress,
-        ToolCallTracker,
-    )
-    from .syntax.assembler import (
-        DEFAULT_MAX_DEPTH,
-        DEFAULT_MAX_SIZE,
-        MAX_INTEGER_DIGITS,
-        MAX_SCALAR_CHARS,
-        MAX_TOKEN_CHARS,
-        ArgumentAssembler,
-    )
-    from .syntax.changes import (
-        ValueBuilder,
-    )
-    from .syntax.ijson_adapter import (
-        IjsonAdapter,
-    )
-    from .syntax.oneshot import (
-        REPAIR_MAX_SIZE,
-        repair,
-    )
-    from .telemetry.log import (
-        TelemetryLog,
-    )
-    from .telemetry.otel import (
-        OTelMetrics,
-    )
-    from .telemetry.record import (
-        TelemetryRecord,
-    )
-    from .turn.abort import (
-        DEFAULT_ABORT_TIMEOUT,
-        AbortCause,
-        AbortFence,
-        AbortReport,
-        FencePhase,
-        FencePhaseState,
-        HandlerOutcome,
-        HandlerStatus,
-        Phase,
-        PhaseState,
-        run_tool_calls,
-    )
-    from .turn.conversation import (
-        Conversation,
-        ToolBatch,
-    )
-    from .turn.history import (
-        ChangeKind,
-        HistoryChange,
-        HistoryProblem,
-        HistoryRepair,
-        ProblemKind,
-        ReasoningPolicy,
-        check_history,
-        prepare_messages,
-        repair_history,
-    )
-    from .turn.replies import (
-        CallStatus,
-        RunState,
-        assistant_message,
-        function_call_output,
-        response_items,
-        tool_message,
-        tool_result_block,
-    )
+    from ._version import __version__ as __version__
+    from .errors import AbortFenceError as AbortFenceError
+    from .errors import ChangeOrderError as ChangeOrderError
+    from .errors import ClosedError as ClosedError
+    from .errors import ConcatenatedValuesError as ConcatenatedValuesError
+    from .errors import EventStreamError as EventStreamError
+    from .errors import HistoryError as HistoryError
+    from .errors import InstallError as InstallError
+    from .errors import SSEDecodeError as SSEDecodeError
+    from .errors import SSEError as SSEError
+    from .errors import SSELimitError as SSELimitError
+    from .errors import StreamRepairError as StreamRepairError
+    from .errors import TooDeepError as TooDeepError
+    from .errors import TooLargeError as TooLargeError
+    from .errors import UnansweredCallsError as UnansweredCallsError
+    from .errors import UnrepairableError as UnrepairableError
+    from .errors import UnsupportedChunkError as UnsupportedChunkError
+    from .errors import UpstreamBroken as UpstreamBroken
+    from .errors import UpstreamError as UpstreamError
+    from .errors import UpstreamTimeout as UpstreamTimeout
+    from .errors import UpstreamUnreachable as UpstreamUnreachable
+    from .events import Done as Done
+    from .events import ReasoningDelta as ReasoningDelta
+    from .events import RefusalDelta as RefusalDelta
+    from .events import RejectReason as RejectReason
+    from .events import StopReason as StopReason
+    from .events import StreamEvent as StreamEvent
+    from .events import StreamFailed as StreamFailed
+    from .events import TextDelta as TextDelta
+    from .events import ToolCallDelta as ToolCallDelta
+    from .events import ToolCallReady as ToolCallReady
+    from .events import ToolCallRejected as ToolCallRejected
+    from .events import ToolCallStarted as ToolCallStarted
+    from .events import normalize_stop_reason as normalize_stop_reason
+    from .providers.normalizer import ChunkNormalizer as ChunkNormalizer
+    from .providers.normalizer import Provider as Provider
+    from .providers.textcalls import TextCallExtractor as TextCallExtractor
+    from .providers.textcalls import TextCallFormat as TextCallFormat
+    from .providers.wire import WireDelta as WireDelta
+    from .results import Repair as Repair
+    from .results import Repaired as Repaired
+    from .results import RepairKind as RepairKind
+    from .results import Status as Status
+    from .schema.check import ToolSchemaCheck as ToolSchemaCheck
+    from .schema.notes import append_repair_notes as append_repair_notes
+    from .schema.profiles import Profile as Profile
+    from .schema.profiles import ProfileRepair as ProfileRepair
+    from .schema.profiles import apply_profiles as apply_profiles
+    from .schema.profiles import select_profiles as select_profiles
+    from .schema.report import ArgumentRepair as ArgumentRepair
+    from .schema.report import RepairNote as RepairNote
+    from .schema.report import SchemaIssue as SchemaIssue
+    from .schema.report import SchemaRule as SchemaRule
+    from .schema.rules import repair_arguments as repair_arguments
+    from .schema.tools import tool_schemas as tool_schemas
+    from .stream.drivers import aiter_events as aiter_events
+    from .stream.drivers import iter_events as iter_events
+    from .stream.eventstream import EventStreamDecoder as EventStreamDecoder
+    from .stream.pipeline import ToolCallStream as ToolCallStream
+    from .stream.recordings import RecordingReader as RecordingReader
+    from .stream.recordings import load_recording as load_recording
+    from .stream.sse import SSEDecoder as SSEDecoder
+    from .stream.sse import SSEEvent as SSEEvent
+    from .stream.tracker import CallProgress as CallProgress
+    from .stream.tracker import ToolCallTracker as ToolCallTracker
+    from .syntax.assembler import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH
+    from .syntax.assembler import DEFAULT_MAX_SIZE as DEFAULT_MAX_SIZE
+    from .syntax.assembler import MAX_INTEGER_DIGITS as MAX_INTEGER_DIGITS
+    from .syntax.assembler import MAX_SCALAR_CHARS as MAX_SCALAR_CHARS
+    from .syntax.assembler import ArgumentAssembler as ArgumentAssembler
+    from .syntax.changes import ValueBuilder as ValueBuilder
+    from .syntax.ijson_adapter import IjsonAdapter as IjsonAdapter
+    from .syntax.oneshot import REPAIR_MAX_SIZE as REPAIR_MAX_SIZE
+    from .syntax.oneshot import repair as repair
+    from .telemetry.log import TelemetryLog as TelemetryLog
+    from .telemetry.otel import OTelMetrics as OTelMetrics
+    from .telemetry.record import TelemetryRecord as TelemetryRecord
+    from .turn.abort import DEFAULT_ABORT_TIMEOUT as DEFAULT_ABORT_TIMEOUT
+    from .turn.abort import AbortCause as AbortCause
+    from .turn.abort import AbortFence as AbortFence
+    from .turn.abort import AbortReport as AbortReport
+    from .turn.abort import FencePhase as FencePhase
+    from .turn.abort import FencePhaseState as FencePhaseState
+    from .turn.abort import HandlerOutcome as HandlerOutcome
+    from .turn.abort import HandlerStatus as HandlerStatus
+    from .turn.abort import run_tool_calls as run_tool_calls
+    from .turn.conversation import Conversation as Conversation
+    from .turn.conversation import ToolBatch as ToolBatch
+    from .turn.history import ChangeKind as ChangeKind
+    from .turn.history import HistoryChange as HistoryChange
+    from .turn.history import HistoryProblem as HistoryProblem
+    from .turn.history import HistoryRepair as HistoryRepair
+    from .turn.history import ProblemKind as ProblemKind
+    from .turn.history import ReasoningPolicy as ReasoningPolicy
+    from .turn.history import check_history as check_history
+    from .turn.history import prepare_messages as prepare_messages
+    from .turn.history import repair_history as repair_history
+    from .turn.replies import RunState as RunState
+    from .turn.replies import assistant_message as assistant_message
+    from .turn.replies import function_call_output as function_call_output
+    from .turn.replies import response_items as response_items
+    from .turn.replies import tool_message as tool_message
+    from .turn.replies import tool_result_block as tool_result_block
 
-_EXPORTS: dict[str, str] = {
-    "AbortCause": "turn.abort",
-    "AbortFence": "turn.abort",
-    "AbortFenceError": "errors",
-    "AbortReport": "turn.abort",
-    "ArgumentAssembler": "syntax.assembler",
-    "ArgumentRepair": "schema.report",
-    "AssemblerFinishedError": "errors",
-    "CallPhase": "stream.tracker",
-    "CallProgress": "stream.tracker",
-    "CallStatus": "turn.replies",
-    "ChangeKind": "turn.history",
-    "ChunkNormalizer": "providers.normalizer",
-    "ClosedError": "errors",
-    "ConcatenatedValuesError": "errors",
-    "Conversation": "turn.conversation",
-    "DEFAULT_ABORT_TIMEOUT": "turn.abort",
-    "DEFAULT_MAX_DEPTH": "syntax.assembler",
-    "DEFAULT_MAX_SIZE": "syntax.assembler",
-    "Done": "events",
-    "FencePhase": "turn.abort",
-    "FencePhaseState": "turn.abort",
-    "HandlerOutcome": "turn.abort",
-    "HandlerStatus": "turn.abort",
-    "HistoryError": "errors",
-    "HistoryChange": "turn.history",
-    "HistoryProblem": "turn.history",
-    "HistoryRepair": "turn.history",
-    "InstallError": "errors",
-    "MAX_INTEGER_DIGITS": "syntax.assembler",
-    "MAX_SCALAR_CHARS": "syntax.assembler",
-    "MAX_TOKEN_CHARS": "syntax.assembler",
-    "OTelMetrics": "telemetry.otel",
-    "Phase": "turn.abort",
-    "PhaseState": "turn.abort",
-    "ProblemKind": "turn.history",
-    "Profile": "schema.profiles",
-    "ProfileRepair": "schema.profiles",
-    "Provider": "providers.normalizer",
-    "REPAIR_MAX_SIZE": "syntax.oneshot",
-    "TextCallExtractor": "providers.textcalls",
-    "TextCallFormat": "providers.textcalls",
-    "RecordingReader": "stream.recordings",
-    "IjsonAdapter": "syntax.ijson_adapter",
-    "ValueBuilder": "syntax.changes",
-    "ReasoningDelta": "events",
-    "ReasoningPolicy": "turn.history",
-    "RefusalDelta": "events",
-    "RejectReason": "events",
-    "Repair": "results",
-    "RepairKind": "results",
-    "RepairNote": "schema.report",
-    "Repaired": "results",
-    "RunState": "turn.replies",
-    "EventStreamDecoder": "stream.eventstream",
-    "EventStreamError": "errors",
-    "ChangeOrderError": "errors",
-    "SSEDecodeError": "errors",
-    "SSEDecoder": "stream.sse",
-    "SSEError": "errors",
-    "SSEEvent": "stream.sse",
-    "SSELimitError": "errors",
-    "SchemaIssue": "schema.report",
-    "SchemaRule": "schema.report",
-    "Status": "results",
-    "StopReason": "events",
-    "StreamClosedError": "errors",
-    "StreamEvent": "events",
-    "StreamFailed": "events",
-    "StreamRepairError": "errors",
-    "TelemetryLog": "telemetry.log",
-    "TelemetryRecord": "telemetry.record",
-    "TextDelta": "events",
-    "TooDeepError": "errors",
-    "TooLargeError": "errors",
-    "ToolBatch": "turn.conversation",
-    "ToolCallDelta": "events",
-    "ToolCallReady": "events",
-    "ToolCallRejected": "events",
-    "ToolCallStarted": "events",
-    "ToolCallStream": "stream.pipeline",
-    "ToolCallTracker": "stream.tracker",
-    "ToolSchemaCheck": "schema.check",
-    "UnansweredCallsError": "errors",
-    "UnrepairableError": "errors",
-    "UnsupportedChunkError": "errors",
-    "UpstreamBroken": "errors",
-    "UpstreamError": "errors",
-    "UpstreamTimeout": "errors",
-    "UpstreamUnreachable": "errors",
-    "WireDelta": "providers.wire",
-    "aiter_events": "stream.drivers",
-    "append_repair_notes": "schema.notes",
-    "apply_profiles": "schema.profiles",
-    "assistant_message": "turn.replies",
-    "check_history": "turn.history",
-    "iter_events": "stream.drivers",
-    "load_recording": "stream.recordings",
-    "normalize_stop_reason": "events",
-    "function_call_output": "turn.replies",
-    "prepare_messages": "turn.history",
-    "repair_history": "turn.history",
-    "response_items": "turn.replies",
-    "repair": "syntax.oneshot",
-    "repair_arguments": "schema.rules",
-    "run_tool_calls": "turn.abort",
-    "select_profiles": "schema.profiles",
-    "tool_message": "turn.replies",
-    "tool_result_block": "turn.replies",
-    "tool_schemas": "schema.tools",
-}
-
-__all__ = [
-    "DEFAULT_ABORT_TIMEOUT",
-    "DEFAULT_MAX_DEPTH",
-    "DEFAULT_MAX_SIZE",
-    "MAX_INTEGER_DIGITS",
-    "MAX_SCALAR_CHARS",
-    "MAX_TOKEN_CHARS",
-    "REPAIR_MAX_SIZE",
-    "AbortCause",
-    "AbortFence",
-    "AbortFenceError",
-    "AbortReport",
-    "ArgumentAssembler",
-    "ArgumentRepair",
-    "AssemblerFinishedError",
-    "CallPhase",
-    "CallProgress",
-    "CallStatus",
-    "ChangeKind",
-    "ChangeOrderError",
-    "ChunkNormalizer",
-    "ClosedError",
-    "ConcatenatedValuesError",
-    "Conversation",
-    "Done",
-    "EventStreamDecoder",
-    "EventStreamError",
-    "FencePhase",
-    "FencePhaseState",
-    "HandlerOutcome",
-    "HandlerStatus",
-    "HistoryChange",
-    "HistoryError",
-    "HistoryProblem",
-    "HistoryRepair",
-    "IjsonAdapter",
-    "InstallError",
-    "OTelMetrics",
-    "Phase",
-    "PhaseState",
-    "ProblemKind",
-    "Profile",
-    "ProfileRepair",
-    "Provider",
-    "ReasoningDelta",
-    "ReasoningPolicy",
-    "RecordingReader",
-    "RefusalDelta",
-    "RejectReason",
-    "Repair",
-    "RepairKind",
-    "RepairNote",
-    "Repaired",
-    "RunState",
-    "SSEDecodeError",
-    "SSEDecoder",
-    "SSEError",
-    "SSEEvent",
-    "SSELimitError",
-    "SchemaIssue",
-    "SchemaRule",
-    "Status",
-    "StopReason",
-    "StreamClosedError",
-    "StreamEvent",
-    "StreamFailed",
-    "StreamRepairError",
-    "TelemetryLog",
-    "TelemetryRecord",
-    "TextCallExtractor",
-    "TextCallFormat",
-    "TextDelta",
-    "TooDeepError",
-    "TooLargeError",
-    "ToolBatch",
-    "ToolCallDelta",
-    "ToolCallReady",
-    "ToolCallRejected",
-    "ToolCallStarted",
-    "ToolCallStream",
-    "ToolCallTracker",
-    "ToolSchemaCheck",
-    "UnansweredCallsError",
-    "UnrepairableError",
-    "UnsupportedChunkError",
-    "UpstreamBroken",
-    "UpstreamError",
-    "UpstreamTimeout",
-    "UpstreamUnreachable",
-    "ValueBuilder",
-    "WireDelta",
-    "__version__",
-    "aiter_events",
-    "append_repair_notes",
-    "apply_profiles",
-    "assistant_message",
-    "check_history",
-    "function_call_output",
-    "iter_events",
-    "load_recording",
-    "normalize_stop_reason",
-    "prepare_messages",
-    "repair",
-    "repair_arguments",
-    "repair_history",
-    "response_items",
-    "run_tool_calls",
-    "select_profiles",
-    "tool_message",
-    "tool_result_block",
-    "tool_schemas",
-]
-
-__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)
+__all__, __getattr__, __dir__ = attach(__name__, __file__)

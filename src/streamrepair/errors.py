@@ -27,9 +27,6 @@ Parsing errors carry where they happened (``offset``, ``line``, ``column``), why
 (``reason``) and what would have been accepted there (``expected``), so a harness can tell
 the model exactly what to fix. Every error pickles and copies with its attributes, so it
 can cross a process boundary (worker pools, telemetry queues).
-
-``AssemblerFinishedError`` and ``StreamClosedError`` are the older names of
-:class:`ClosedError`.
 """
 
 from __future__ import annotations
@@ -41,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AbortFenceError",
-    "AssemblerFinishedError",
     "ChangeOrderError",
     "ClosedError",
     "ConcatenatedValuesError",
@@ -51,7 +47,6 @@ __all__ = [
     "SSEDecodeError",
     "SSEError",
     "SSELimitError",
-    "StreamClosedError",
     "StreamRepairError",
     "TooDeepError",
     "TooLargeError",
@@ -235,12 +230,6 @@ class ClosedError(StreamRepairError, RuntimeError):
     is not an error: it is ignored and counted. Only a second use after the caller
     closed the core raises this.
     """
-
-
-#: The name this error had in the assembler (``feed()`` after ``finish()``).
-AssemblerFinishedError = ClosedError
-#: The name this error had in the stream layer.
-StreamClosedError = ClosedError
 
 
 class HistoryError(StreamRepairError, ValueError):

@@ -373,7 +373,7 @@ class ToolCallReady(StreamEvent):
     its ``arguments``, ``"computer"`` its ``action``/``actions``; ``name`` is then the
     kind). ``repairs`` lists every syntax repair
     the assembler made; ``schema_repairs`` every type repair made against the tool's
-    schema when ``tools`` were given (``streamrepair.schema_rules.RepairNote``);
+    schema when ``tools`` were given (``streamrepair.schema.report.RepairNote``);
     ``notes`` everything else worth knowing (arguments taken from a provider's final
     ``.done`` event, arguments sent as an object, empty arguments read as ``{}``, a call
     split from concatenated values). ``raw`` is the argument text as

@@ -82,6 +82,18 @@ def register(subparsers: Any) -> None:
     install = subparsers.add_parser(
         "install",
         help="register the hooks or the plugin of a harness (idempotent; shows the diff)",
+        description="Register streamrepair with a harness. claude-code: PreToolUse and "
+        "PostToolUse hook entries in Claude Code's settings.json; deepseek-harness: the same "
+        "hooks in .dsh/streamrepair/hooks.json, and the row to add to .dsh/cordis.patch.yml "
+        "(printed); opencode: the plugin file in OpenCode's plugins directory (it starts "
+        "'streamrepair serve opencode'); hermes: the plugin directory, then 'hermes plugins "
+        "enable streamrepair'. Only streamrepair's own entries and files are written, "
+        "everything else is kept; each change is shown as a diff, and a second run changes "
+        "nothing. --user (the default) installs for every project, --project for the one in "
+        "--project-dir.",
+        epilog="exit status: 0 installed (or already up to date), 1 a file could not be read "
+        "or written safely (nothing is overwritten) or 'hermes plugins enable' failed, 2 "
+        "usage error.",
     )
     install.add_argument(
         "harness", choices=["claude-code", "deepseek-harness", "opencode", "hermes"]
@@ -127,7 +139,19 @@ def register(subparsers: Any) -> None:
     )
     install.set_defaults(handler=_run_install, scope="user")
 
-    stats = subparsers.add_parser("stats", help="summarize a telemetry log per model and per rule")
+    stats = subparsers.add_parser(
+        "stats",
+        help="summarize a telemetry log per model and per rule",
+        description="Summarize the repair telemetry log: per model, how many tool calls "
+        "were clean, repaired, guided or rejected, which rules fired, and for which tools. "
+        "The hooks and plugins that 'streamrepair install' registers append one line per "
+        "tool call to the log named by $STREAMREPAIR_TELEMETRY, by default "
+        "~/.local/state/streamrepair/telemetry.jsonl; argument contents are never in it "
+        "unless asked for. See docs/telemetry.md.",
+        epilog="exit status: 0 summarized, 1 the log cannot be read (none yet, or not "
+        "readable) or the report cannot be written, 2 usage error, or telemetry is off "
+        "($STREAMREPAIR_TELEMETRY=off) and no FILE is named.",
+    )
     stats.add_argument("file", nargs="?", metavar="FILE", help="the log (default: the hooks' log)")
     stats.add_argument("--html", metavar="OUT", help="also write a one-page HTML report to OUT")
     stats.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -326,6 +350,7 @@ def _enable_hermes(scope: str, project: Path, *, dry_run: bool) -> int:
 
 
 def _run_stats(args: argparse.Namespace) -> int:
+    named = bool(args.file)
     path = Path(args.file) if args.file else telemetry_path_from_env()
     if path is None:
         print(
@@ -338,8 +363,19 @@ def _run_stats(args: argparse.Namespace) -> int:
     try:
         for record in reader.read_file(path):
             builder.add(record)
+    except FileNotFoundError:
+        if named:
+            why = "no such file"
+        else:
+            why = (
+                "there is no telemetry log yet. The hooks and plugins that 'streamrepair "
+                "install' registers write one line there per tool call they see; name a FILE "
+                "to read another log"
+            )
+        print(f"streamrepair stats: cannot read {path}: {why}", file=sys.stderr)
+        return 1
     except OSError as exc:
-        print(f"streamrepair stats: cannot read {path}: {exc}", file=sys.stderr)
+        print(f"streamrepair stats: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     summary = builder.summary(skipped_lines=reader.skipped)
     if args.json:

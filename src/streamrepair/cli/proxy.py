@@ -19,6 +19,8 @@ import os
 import sys
 from typing import Any, Final
 
+from .._plural import plural
+
 __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PORT",
@@ -215,7 +217,7 @@ def run_proxy(args: argparse.Namespace, telemetry: Any) -> int:
         )
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     app = create_app(config, store=store)
-    extra = f", schemas for {len(schemas)} unlisted tools" if schemas else ""
+    extra = f", schemas for {plural(len(schemas), 'unlisted tool')}" if schemas else ""
     print(
         f"streamrepair serve: http://{args.host}:{args.port} -> {args.upstream} "
         f"(store: {args.store}{extra})",

@@ -9,6 +9,7 @@ import sys
 from importlib import resources
 from typing import Any
 
+from .._plural import plural
 from ..errors import ConcatenatedValuesError, UnrepairableError
 from ..results import Repaired, Status
 from ..syntax.assembler import ArgumentAssembler
@@ -146,8 +147,8 @@ _VERDICT_TEXT = {
 def _print_text(report: dict[str, Any]) -> None:
     out = sys.stdout
     out.write(
-        f"{report['source']}: {report['characters']} characters in {report['deltas']} "
-        f"deltas of {report['chunk']}\n"
+        f"{report['source']}: {plural(report['characters'], 'character')} in "
+        f"{plural(report['deltas'], 'delta')} of {report['chunk']}\n"
     )
     changes = ", ".join(f"{c['status']} at {c['at']}" for c in report["status_changes"])
     out.write(f"status: {changes or 'nothing fed'}\n")

@@ -12,6 +12,9 @@ previews out, and the changes on each line still say what the delta added.
 ``--strict`` makes the exit status say whether the turn can be used as it is: 0 only when
 the stream ended cleanly (a stop reason of ``stop``, ``tool_calls`` or ``length``), nothing
 failed, every tool call is ready, and no call the stop reason announced is missing.
+Input that holds no stream at all (an empty file, plain text, only comments or an end
+marker: no chunk of any provider) is said so on stderr and exits 1 with or without
+``--strict``.
 
 The recording is read a block at a time and each call's arguments are followed through the
 changes on its deltas (a :class:`~streamrepair.syntax.changes.ValueBuilder` per call, the
@@ -29,10 +32,12 @@ from collections.abc import Iterator, Mapping
 from importlib import resources
 from typing import IO, Any, TextIO
 
+from .._plural import plural
 from ..events import (
     Done,
     ReasoningDelta,
     RefusalDelta,
+    StopReason,
     StreamEvent,
     StreamFailed,
     TextDelta,
@@ -48,13 +53,16 @@ from ..stream.pipeline import ToolCallStream
 from ..stream.recordings import RecordingReader
 from ..syntax.changes import Closed, Opened, Reset, ValueBuilder
 
-__all__ = ["DEMO", "EXIT_NOT_READY", "EXIT_OK", "json_line", "register"]
+__all__ = ["DEMO", "EXIT_NOT_READY", "EXIT_NO_STREAM", "EXIT_OK", "json_line", "register"]
 
 #: The replay ran (with ``--strict``: and the turn can be used as it is; module docstring).
 EXIT_OK = 0
 #: With ``--strict``: the stream did not end cleanly, failed, a call was rejected, or the
 #: stop reason said tool calls and none arrived.
 EXIT_NOT_READY = 1
+#: The input held no stream: no SSE event, JSON line or event-stream message with a chunk
+#: in it. There is no turn to use, so this is the status ``--strict`` gives it too.
+EXIT_NO_STREAM = 1
 #: The bundled demo: DeepSeek thinking, a call needing repairs, a call cut at max_tokens.
 DEMO = "demo.sse"
 #: Live-view pace (events per second) when ``--speed`` is not given.
@@ -80,7 +88,9 @@ def register(subparsers: Any) -> None:
             "repairs, and a call cut off at max_tokens."
         ),
         epilog="exit status: 0 replayed (with --strict: and the turn is usable as it is), "
-        "1 see --strict, 2 usage error or unreadable file. A --provider that does not match "
+        "1 no stream found in FILE (no chunk of any provider: empty, plain text, only "
+        "comments or an end marker), or with --strict the turn is not usable, 2 usage error "
+        "or unreadable file. A --provider that does not match "
         "the stream, or a --choice the stream does not have, is reported as a stream failure "
         "(unsupported_chunk).",
     )
@@ -198,15 +208,29 @@ def _run(args: argparse.Namespace) -> int:
         if args.json:
             _json_lines(events, out, args.speed or 0.0, previews=not args.no_previews)
         elif not args.plain and out.isatty() and _has_rich():
-            _live(events, source, args.speed if args.speed is not None else _LIVE_SPEED)
+            _live(events, core, source, args.speed if args.speed is not None else _LIVE_SPEED)
         else:
-            _plain(events, source, out, args.speed or 0.0)
+            _plain(events, core, source, out, args.speed or 0.0)
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()
+    if _no_stream(core):
+        print(
+            f"streamrepair replay: no stream found in {source}: nothing in it is a chunk of "
+            "an LLM stream (SSE data events, JSON lines, a txtar's -- streaming -- section, "
+            "or an AWS event stream)",
+            file=sys.stderr,
+        )
+        return EXIT_NO_STREAM
     if args.strict and not _usable(core):
         return EXIT_NOT_READY
     return EXIT_OK
+
+
+def _no_stream(core: ToolCallStream) -> bool:
+    """The input held no chunk of any provider, and nothing failed while reading it."""
+    done = core.done
+    return core.chunk_count == 0 and done is not None and done.stop_reason is StopReason.MISSING
 
 
 def _usable(core: ToolCallStream) -> bool:
@@ -354,7 +378,9 @@ def _done_line(done: Done) -> str:
 # -- plain text ---------------------------------------------------------------------------
 
 
-def _plain(events: Iterator[StreamEvent], source: str, out: TextIO, speed: float) -> None:
+def _plain(
+    events: Iterator[StreamEvent], core: ToolCallStream, source: str, out: TextIO, speed: float
+) -> None:
     view = _View()
     out.write(f"replaying {source}\n")
     # Reasoning and text are printed a run at a time, in stream order: a run ends when
@@ -396,7 +422,7 @@ def _plain(events: Iterator[StreamEvent], source: str, out: TextIO, speed: float
             out.write(f"REJECTED {outcome.name} ({outcome.call_id}) {outcome.reason.value}\n")
             out.write(f"         {outcome.detail}\n")
             out.write(f"         raw: {outcome.raw[:200]!r}\n")
-    if view.done is not None:
+    if view.done is not None and not _no_stream(core):  # _run says what was not found
         out.write(_done_line(view.done) + "\n")
     out.flush()
 
@@ -431,7 +457,7 @@ def _render(view: _View, source: str) -> Any:
             body = Text(_tail(call.raw_tail))
         else:
             body = _arguments_view(call)
-        size = f"{call.chars / 1024:.1f} KB" if call.chars >= 1024 else f"{call.chars} chars"
+        size = f"{call.chars / 1024:.1f} KB" if call.chars >= 1024 else plural(call.chars, "char")
         title = f"{call.name} [dim]{call.call_id} {size}[/dim] - [{style}]{status}[/{style}]"
         parts.append(Panel(body, title=title, title_align="left", border_style=style))
     for message in view.errors:
@@ -453,7 +479,8 @@ def _arguments_view(call: _Call) -> Any:
         writing = key in call.open
         mark = " [writing]" if writing else ""
         if isinstance(member, str) and (len(member) > _LONG or "\n" in member):
-            parts.append(Text(f"{key}: {len(member):,} chars{mark}", style="bold"))
+            chars = f"{len(member):,} char{'' if len(member) == 1 else 's'}"
+            parts.append(Text(f"{key}: {chars}{mark}", style="bold"))
             parts.append(Text(_tail(member, _MAX_PANEL_LINES - 2), style="cyan"))
         else:
             shown = json.dumps(member, ensure_ascii=False)
@@ -492,7 +519,7 @@ def _summary(view: _View) -> Any:
     return table
 
 
-def _live(events: Iterator[StreamEvent], source: str, speed: float) -> None:
+def _live(events: Iterator[StreamEvent], core: ToolCallStream, source: str, speed: float) -> None:
     from rich.console import Console
     from rich.live import Live
 
@@ -512,5 +539,5 @@ def _live(events: Iterator[StreamEvent], source: str, speed: float) -> None:
         live.update(_render(view, source), refresh=True)
     if view.outcomes:
         console.print(_summary(view))
-    if view.done is not None:
+    if view.done is not None and not _no_stream(core):  # _run says what was not found
         console.print(_done_line(view.done))

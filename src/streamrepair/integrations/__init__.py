@@ -25,103 +25,29 @@ import typing as _typing
 from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
-    from .builtin_schemas import (
-        CLAUDE_CODE_ALIASES,
-        CLAUDE_CODE_SCHEMAS,
-        OPENCODE_ALIASES,
-        OPENCODE_SCHEMAS,
-        OPENCODE_SCHEMAS_VERSION,
-    )
-    from .calls import (
-        CallVerdict,
-        Decision,
-        inspect_call,
-        load_schema_files,
-        load_schemas,
-        resolve_model,
-    )
-    from .claude_code import (
-        claude_code_hook,
-    )
-    from .deepseek_harness import (
-        deepseek_harness_hook,
-    )
-    from .hermes import (
-        HermesRepairs,
-    )
-    from .hermes_plugin import (
-        HermesPlugin,
-    )
-    from .hooks import (
-        Bridge,
-        HookAnswer,
-        HookSettings,
-        Permission,
-        parse_payload,
-    )
-    from .mcp import (
-        list_mcp_tools,
-    )
-    from .opencode import (
-        OpenCodeHelper,
-        plugin_source,
-    )
-    from .transcript import (
-        request_tool_schemas,
-    )
+    from .builtin_schemas import CLAUDE_CODE_ALIASES as CLAUDE_CODE_ALIASES
+    from .builtin_schemas import CLAUDE_CODE_SCHEMAS as CLAUDE_CODE_SCHEMAS
+    from .builtin_schemas import OPENCODE_ALIASES as OPENCODE_ALIASES
+    from .builtin_schemas import OPENCODE_SCHEMAS as OPENCODE_SCHEMAS
+    from .builtin_schemas import OPENCODE_SCHEMAS_VERSION as OPENCODE_SCHEMAS_VERSION
+    from .calls import CallVerdict as CallVerdict
+    from .calls import Decision as Decision
+    from .calls import inspect_call as inspect_call
+    from .calls import load_schema_files as load_schema_files
+    from .calls import load_schemas as load_schemas
+    from .calls import resolve_model as resolve_model
+    from .claude_code import claude_code_hook as claude_code_hook
+    from .deepseek_harness import deepseek_harness_hook as deepseek_harness_hook
+    from .hermes import HermesRepairs as HermesRepairs
+    from .hermes_plugin import HermesPlugin as HermesPlugin
+    from .hooks import Bridge as Bridge
+    from .hooks import HookAnswer as HookAnswer
+    from .hooks import HookSettings as HookSettings
+    from .hooks import Permission as Permission
+    from .hooks import parse_payload as parse_payload
+    from .mcp import list_mcp_tools as list_mcp_tools
+    from .opencode import OpenCodeHelper as OpenCodeHelper
+    from .opencode import plugin_source as plugin_source
+    from .transcript import request_tool_schemas as request_tool_schemas
 
-_EXPORTS: dict[str, str] = {
-    "Bridge": "hooks",
-    "CLAUDE_CODE_ALIASES": "builtin_schemas",
-    "CLAUDE_CODE_SCHEMAS": "builtin_schemas",
-    "CallVerdict": "calls",
-    "Decision": "calls",
-    "HermesPlugin": "hermes_plugin",
-    "HermesRepairs": "hermes",
-    "HookAnswer": "hooks",
-    "HookSettings": "hooks",
-    "OPENCODE_ALIASES": "builtin_schemas",
-    "OPENCODE_SCHEMAS": "builtin_schemas",
-    "OPENCODE_SCHEMAS_VERSION": "builtin_schemas",
-    "OpenCodeHelper": "opencode",
-    "Permission": "hooks",
-    "claude_code_hook": "claude_code",
-    "deepseek_harness_hook": "deepseek_harness",
-    "inspect_call": "calls",
-    "list_mcp_tools": "mcp",
-    "load_schema_files": "calls",
-    "load_schemas": "calls",
-    "parse_payload": "hooks",
-    "plugin_source": "opencode",
-    "request_tool_schemas": "transcript",
-    "resolve_model": "calls",
-}
-
-__all__ = [
-    "CLAUDE_CODE_ALIASES",
-    "CLAUDE_CODE_SCHEMAS",
-    "OPENCODE_ALIASES",
-    "OPENCODE_SCHEMAS",
-    "OPENCODE_SCHEMAS_VERSION",
-    "Bridge",
-    "CallVerdict",
-    "Decision",
-    "HermesPlugin",
-    "HermesRepairs",
-    "HookAnswer",
-    "HookSettings",
-    "OpenCodeHelper",
-    "Permission",
-    "claude_code_hook",
-    "deepseek_harness_hook",
-    "inspect_call",
-    "list_mcp_tools",
-    "load_schema_files",
-    "load_schemas",
-    "parse_payload",
-    "plugin_source",
-    "request_tool_schemas",
-    "resolve_model",
-]
-
-__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)
+__all__, __getattr__, __dir__ = attach(__name__, __file__)

@@ -48,7 +48,7 @@ class HermesRepairs:
     """Repairs tool calls for a Hermes-shaped harness and remembers, per call id, the
     notes for its result message. ``schemas`` maps tool names to parameter schemas
     (``tools`` as sent to the model, reduced with
-    :func:`streamrepair.tools.tool_schemas`); ``profiles`` a per-model profile spec
+    :func:`streamrepair.schema.tools.tool_schemas`); ``profiles`` a per-model profile spec
     (off by default); ``telemetry`` gets one record per call."""
 
     def __init__(

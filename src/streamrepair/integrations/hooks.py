@@ -81,7 +81,7 @@ class Bridge(enum.Enum):
 class HookSettings:
     """How a hook decides. ``schemas`` (tool name -> parameter schema, from
     ``--schemas``) take precedence over the built-in ones; ``builtin_schemas=False``
-    ignores the built-ins. ``profiles`` is a :func:`~streamrepair.profiles.select_profiles`
+    ignores the built-ins. ``profiles`` is a :func:`~streamrepair.schema.profiles.select_profiles`
     spec (default off); ``model`` names the model when the payload does not;
     ``environ`` is where the model and other defaults are looked up;
     ``transcript_schemas`` lets the Claude Code hook read the schema of a tool it has

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from typing import Final
 
+from .._plural import plural
 from ..telemetry.record import CALL_OUTCOMES, Outcome
 from ..telemetry.stats import ModelStats, TelemetrySummary
 
@@ -53,13 +54,14 @@ def render_text(summary: TelemetrySummary) -> str:
     if not summary.models:
         out = ["no tool calls in the log"]
         if summary.skipped_lines:
-            out.append(f"({summary.skipped_lines} lines skipped: not telemetry records)")
+            skipped = plural(summary.skipped_lines, "line")
+            out.append(f"({skipped} skipped: not telemetry records)")
         return "\n".join(out) + "\n"
-    head = f"{summary.calls} tool calls"
+    head = plural(summary.calls, "tool call")
     if summary.first:
         head += f", {summary.first} to {summary.last}"
     if summary.skipped_lines:
-        head += f" ({summary.skipped_lines} lines skipped)"
+        head += f" ({plural(summary.skipped_lines, 'line')} skipped)"
     out = [head, ""]
     headers = ["model", "calls", *(o.value for o in CALL_OUTCOMES), "repaired%", "rejected%"]
     out += _table(headers, [_model_row(m) for m in summary.models])
@@ -116,7 +118,8 @@ def render_html(summary: TelemetrySummary) -> str:
         outcomes = [(o.value, m.outcomes.get(o.value, 0)) for o in CALL_OUTCOMES]
         parts = [
             f"<h2>{html.escape(m.model)}</h2>",
-            f"<p>{m.calls} calls; repaired {_pct(m.share(Outcome.REPAIRED, Outcome.GUIDED))}, "
+            f"<p>{plural(m.calls, 'call')}; repaired "
+            f"{_pct(m.share(Outcome.REPAIRED, Outcome.GUIDED))}, "
             f"rejected {_pct(m.share(Outcome.REJECTED))}</p>",
             _bars(f"{m.model}: outcomes", outcomes, m.calls, "#4a7bd0"),
         ]

@@ -20,120 +20,38 @@ import typing as _typing
 from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
-    from ..errors import (
-        UnsupportedChunkError,
-    )
-    from .messages import (
-        Block,
-        TurnRecorder,
-        build_messages,
-    )
-    from .normalizer import (
-        ChunkNormalizer,
-        Provider,
-        as_chunk,
-        detect_provider,
-        responses_client_item,
-    )
-    from .textcalls import (
-        MAX_HEADER_CHARS,
-        TextCallExtractor,
-        TextCallFormat,
-    )
-    from .wire import (
-        WireBlock,
-        WireBlockInput,
-        WireBlockUpdate,
-        WireCitation,
-        WireDelta,
-        WireEnd,
-        WireError,
-        WireItem,
-        WireMessageStart,
-        WireReasoning,
-        WireRedactedThinking,
-        WireRefusal,
-        WireResponse,
-        WireSignature,
-        WireStop,
-        WireText,
-        WireToolArguments,
-        WireToolCall,
-        WireToolEnd,
-        WireToolValue,
-        WireUsage,
-    )
+    from ..errors import UnsupportedChunkError as UnsupportedChunkError
+    from .messages import Block as Block
+    from .messages import TurnRecorder as TurnRecorder
+    from .messages import build_messages as build_messages
+    from .normalizer import ChunkNormalizer as ChunkNormalizer
+    from .normalizer import Provider as Provider
+    from .normalizer import as_chunk as as_chunk
+    from .normalizer import detect_provider as detect_provider
+    from .normalizer import responses_client_item as responses_client_item
+    from .textcalls import MAX_HEADER_CHARS as MAX_HEADER_CHARS
+    from .textcalls import TextCallExtractor as TextCallExtractor
+    from .textcalls import TextCallFormat as TextCallFormat
+    from .wire import WireBlock as WireBlock
+    from .wire import WireBlockInput as WireBlockInput
+    from .wire import WireBlockUpdate as WireBlockUpdate
+    from .wire import WireCitation as WireCitation
+    from .wire import WireDelta as WireDelta
+    from .wire import WireEnd as WireEnd
+    from .wire import WireError as WireError
+    from .wire import WireItem as WireItem
+    from .wire import WireMessageStart as WireMessageStart
+    from .wire import WireReasoning as WireReasoning
+    from .wire import WireRedactedThinking as WireRedactedThinking
+    from .wire import WireRefusal as WireRefusal
+    from .wire import WireResponse as WireResponse
+    from .wire import WireSignature as WireSignature
+    from .wire import WireStop as WireStop
+    from .wire import WireText as WireText
+    from .wire import WireToolArguments as WireToolArguments
+    from .wire import WireToolCall as WireToolCall
+    from .wire import WireToolEnd as WireToolEnd
+    from .wire import WireToolValue as WireToolValue
+    from .wire import WireUsage as WireUsage
 
-_EXPORTS: dict[str, str] = {
-    "Block": "messages",
-    "MAX_HEADER_CHARS": "textcalls",
-    "TextCallExtractor": "textcalls",
-    "TextCallFormat": "textcalls",
-    "ChunkNormalizer": "normalizer",
-    "Provider": "normalizer",
-    "TurnRecorder": "messages",
-    "UnsupportedChunkError": "streamrepair.errors",
-    "WireBlock": "wire",
-    "WireBlockInput": "wire",
-    "WireBlockUpdate": "wire",
-    "WireCitation": "wire",
-    "WireDelta": "wire",
-    "WireEnd": "wire",
-    "WireError": "wire",
-    "WireItem": "wire",
-    "WireMessageStart": "wire",
-    "WireReasoning": "wire",
-    "WireRedactedThinking": "wire",
-    "WireRefusal": "wire",
-    "WireResponse": "wire",
-    "WireSignature": "wire",
-    "WireStop": "wire",
-    "WireText": "wire",
-    "WireToolArguments": "wire",
-    "WireToolCall": "wire",
-    "WireToolEnd": "wire",
-    "WireToolValue": "wire",
-    "WireUsage": "wire",
-    "as_chunk": "normalizer",
-    "build_messages": "messages",
-    "detect_provider": "normalizer",
-    "responses_client_item": "normalizer",
-}
-
-__all__ = [
-    "MAX_HEADER_CHARS",
-    "Block",
-    "ChunkNormalizer",
-    "Provider",
-    "TextCallExtractor",
-    "TextCallFormat",
-    "TurnRecorder",
-    "UnsupportedChunkError",
-    "WireBlock",
-    "WireBlockInput",
-    "WireBlockUpdate",
-    "WireCitation",
-    "WireDelta",
-    "WireEnd",
-    "WireError",
-    "WireItem",
-    "WireMessageStart",
-    "WireReasoning",
-    "WireRedactedThinking",
-    "WireRefusal",
-    "WireResponse",
-    "WireSignature",
-    "WireStop",
-    "WireText",
-    "WireToolArguments",
-    "WireToolCall",
-    "WireToolEnd",
-    "WireToolValue",
-    "WireUsage",
-    "as_chunk",
-    "build_messages",
-    "detect_provider",
-    "responses_client_item",
-]
-
-__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)
+__all__, __getattr__, __dir__ = attach(__name__, __file__)

@@ -25,170 +25,58 @@ import typing as _typing
 from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
-    from .anthropic import AnthropicRelay
-    from .app import (
-        DEFAULT_CONNECT_TIMEOUT,
-        DEFAULT_MAX_REQUEST_BYTES,
-        DEFAULT_READ_TIMEOUT,
-        FIXES_HEADER,
-        STREAM_ARGUMENTS_HEADER,
-        TEXT_CALLS_HEADER,
-        ProxyConfig,
-        create_app,
-    )
-    from .chat import ChatRelay
-    from .fixes import RequestFixes, fix_request, referenced_calls
-    from .metrics import MAX_LABEL_VALUES, ProxyMetrics
-    from .progressive import FIELDS_CACHE_SIZE, ProgressiveArguments, streamable_fields
-    from .relay import (
-        MAX_HELD_EVENTS,
-        NOTICE_PREFIX,
-        ApiProtocol,
-        ArgumentEmitter,
-        CallMemo,
-        HeldArguments,
-        Relay,
-        argument_text,
-        closing_stop,
-        compact_json,
-        memos_of_response,
-        note_dicts,
-        notice_text,
-        notice_verdicts,
-        sse_event,
-        usable_tools,
-        with_schemas,
-    )
-    from .responses import ResponsesRelay
-    from .store import (
-        DEFAULT_MAX_CHARS,
-        DEFAULT_MAX_ENTRIES,
-        DEFAULT_TTL,
-        MemoryStore,
-        RedisStore,
-        StateStore,
-        memo_key,
-        open_store,
-    )
-    from .upstream import (
-        DECODABLE_ENCODINGS,
-        AiohttpUpstream,
-        HttpxUpstream,
-        UpstreamClient,
-        UpstreamResponse,
-    )
-    from .whole import body_events, judge_body, notice_item, rewrite_body
+    from .anthropic import AnthropicRelay as AnthropicRelay
+    from .app import DEFAULT_CONNECT_TIMEOUT as DEFAULT_CONNECT_TIMEOUT
+    from .app import DEFAULT_MAX_REQUEST_BYTES as DEFAULT_MAX_REQUEST_BYTES
+    from .app import DEFAULT_READ_TIMEOUT as DEFAULT_READ_TIMEOUT
+    from .app import FIXES_HEADER as FIXES_HEADER
+    from .app import STREAM_ARGUMENTS_HEADER as STREAM_ARGUMENTS_HEADER
+    from .app import TEXT_CALLS_HEADER as TEXT_CALLS_HEADER
+    from .app import ProxyConfig as ProxyConfig
+    from .app import create_app as create_app
+    from .chat import ChatRelay as ChatRelay
+    from .fixes import RequestFixes as RequestFixes
+    from .fixes import fix_request as fix_request
+    from .fixes import referenced_calls as referenced_calls
+    from .metrics import MAX_LABEL_VALUES as MAX_LABEL_VALUES
+    from .metrics import ProxyMetrics as ProxyMetrics
+    from .progressive import FIELDS_CACHE_SIZE as FIELDS_CACHE_SIZE
+    from .progressive import ProgressiveArguments as ProgressiveArguments
+    from .progressive import streamable_fields as streamable_fields
+    from .relay import MAX_HELD_EVENTS as MAX_HELD_EVENTS
+    from .relay import NOTICE_PREFIX as NOTICE_PREFIX
+    from .relay import ApiProtocol as ApiProtocol
+    from .relay import ArgumentEmitter as ArgumentEmitter
+    from .relay import CallMemo as CallMemo
+    from .relay import HeldArguments as HeldArguments
+    from .relay import Relay as Relay
+    from .relay import argument_text as argument_text
+    from .relay import closing_stop as closing_stop
+    from .relay import compact_json as compact_json
+    from .relay import memos_of_response as memos_of_response
+    from .relay import note_dicts as note_dicts
+    from .relay import notice_text as notice_text
+    from .relay import notice_verdicts as notice_verdicts
+    from .relay import sse_event as sse_event
+    from .relay import usable_tools as usable_tools
+    from .relay import with_schemas as with_schemas
+    from .responses import ResponsesRelay as ResponsesRelay
+    from .store import DEFAULT_MAX_CHARS as DEFAULT_MAX_CHARS
+    from .store import DEFAULT_MAX_ENTRIES as DEFAULT_MAX_ENTRIES
+    from .store import DEFAULT_TTL as DEFAULT_TTL
+    from .store import MemoryStore as MemoryStore
+    from .store import RedisStore as RedisStore
+    from .store import StateStore as StateStore
+    from .store import memo_key as memo_key
+    from .store import open_store as open_store
+    from .upstream import DECODABLE_ENCODINGS as DECODABLE_ENCODINGS
+    from .upstream import AiohttpUpstream as AiohttpUpstream
+    from .upstream import HttpxUpstream as HttpxUpstream
+    from .upstream import UpstreamClient as UpstreamClient
+    from .upstream import UpstreamResponse as UpstreamResponse
+    from .whole import body_events as body_events
+    from .whole import judge_body as judge_body
+    from .whole import notice_item as notice_item
+    from .whole import rewrite_body as rewrite_body
 
-_EXPORTS: dict[str, str] = {
-    "AnthropicRelay": "anthropic",
-    "ApiProtocol": "relay",
-    "ArgumentEmitter": "relay",
-    "CallMemo": "relay",
-    "ChatRelay": "chat",
-    "DEFAULT_CONNECT_TIMEOUT": "app",
-    "DEFAULT_MAX_CHARS": "store",
-    "DEFAULT_MAX_ENTRIES": "store",
-    "DEFAULT_MAX_REQUEST_BYTES": "app",
-    "DEFAULT_READ_TIMEOUT": "app",
-    "DEFAULT_TTL": "store",
-    "FIXES_HEADER": "app",
-    "TEXT_CALLS_HEADER": "app",
-    "STREAM_ARGUMENTS_HEADER": "app",
-    "ProgressiveArguments": "progressive",
-    "FIELDS_CACHE_SIZE": "progressive",
-    "streamable_fields": "progressive",
-    "HeldArguments": "relay",
-    "MAX_LABEL_VALUES": "metrics",
-    "MAX_HELD_EVENTS": "relay",
-    "MemoryStore": "store",
-    "NOTICE_PREFIX": "relay",
-    "ProxyConfig": "app",
-    "ProxyMetrics": "metrics",
-    "RedisStore": "store",
-    "Relay": "relay",
-    "RequestFixes": "fixes",
-    "ResponsesRelay": "responses",
-    "StateStore": "store",
-    "argument_text": "relay",
-    "closing_stop": "relay",
-    "compact_json": "relay",
-    "memos_of_response": "relay",
-    "note_dicts": "relay",
-    "sse_event": "relay",
-    "create_app": "app",
-    "fix_request": "fixes",
-    "memo_key": "store",
-    "notice_text": "relay",
-    "notice_verdicts": "relay",
-    "open_store": "store",
-    "referenced_calls": "fixes",
-    "usable_tools": "relay",
-    "with_schemas": "relay",
-    "DECODABLE_ENCODINGS": "upstream",
-    "AiohttpUpstream": "upstream",
-    "HttpxUpstream": "upstream",
-    "UpstreamClient": "upstream",
-    "UpstreamResponse": "upstream",
-    "body_events": "whole",
-    "judge_body": "whole",
-    "notice_item": "whole",
-    "rewrite_body": "whole",
-}
-
-__all__ = [
-    "DECODABLE_ENCODINGS",
-    "DEFAULT_CONNECT_TIMEOUT",
-    "DEFAULT_MAX_CHARS",
-    "DEFAULT_MAX_ENTRIES",
-    "DEFAULT_MAX_REQUEST_BYTES",
-    "DEFAULT_READ_TIMEOUT",
-    "DEFAULT_TTL",
-    "FIELDS_CACHE_SIZE",
-    "FIXES_HEADER",
-    "MAX_HELD_EVENTS",
-    "MAX_LABEL_VALUES",
-    "NOTICE_PREFIX",
-    "STREAM_ARGUMENTS_HEADER",
-    "TEXT_CALLS_HEADER",
-    "AiohttpUpstream",
-    "AnthropicRelay",
-    "ApiProtocol",
-    "ArgumentEmitter",
-    "CallMemo",
-    "ChatRelay",
-    "HeldArguments",
-    "HttpxUpstream",
-    "MemoryStore",
-    "ProgressiveArguments",
-    "ProxyConfig",
-    "ProxyMetrics",
-    "RedisStore",
-    "Relay",
-    "RequestFixes",
-    "ResponsesRelay",
-    "StateStore",
-    "UpstreamClient",
-    "UpstreamResponse",
-    "argument_text",
-    "body_events",
-    "closing_stop",
-    "compact_json",
-    "create_app",
-    "fix_request",
-    "judge_body",
-    "memo_key",
-    "memos_of_response",
-    "note_dicts",
-    "notice_item",
-    "notice_text",
-    "notice_verdicts",
-    "open_store",
-    "referenced_calls",
-    "rewrite_body",
-    "sse_event",
-    "streamable_fields",
-    "usable_tools",
-    "with_schemas",
-]
-
-__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)
+__all__, __getattr__, __dir__ = attach(__name__, __file__)

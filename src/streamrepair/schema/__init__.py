@@ -21,103 +21,31 @@ import typing as _typing
 from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
-    from .check import (
-        CheckResult,
-        ToolSchemaCheck,
-    )
-    from .notes import (
-        MAX_PATHS_PER_NOTE,
-        append_repair_notes,
-        repair_note_fingerprints,
-    )
-    from .profiles import (
-        COMMAND_FIELDS,
-        MAX_PROFILE_TEXT_CHARS,
-        PROFILES,
-        Profile,
-        ProfileRepair,
-        ProfileRule,
-        apply_profiles,
-        profile_names,
-        select_profiles,
-    )
-    from .quick import (
-        MAX_QUICK_DEPTH,
-        MAX_QUICK_NODES,
-        surely_clean,
-    )
-    from .report import (
-        MAX_FEEDBACK_ISSUES,
-        ArgumentRepair,
-        RepairNote,
-        SchemaIssue,
-        SchemaRule,
-    )
-    from .rules import (
-        MAX_REPAIR_PASSES,
-        MAX_VALIDATION_DEPTH,
-        repair_arguments,
-    )
-    from .tools import (
-        tool_schemas,
-    )
+    from .check import CheckResult as CheckResult
+    from .check import ToolSchemaCheck as ToolSchemaCheck
+    from .notes import MAX_PATHS_PER_NOTE as MAX_PATHS_PER_NOTE
+    from .notes import append_repair_notes as append_repair_notes
+    from .notes import repair_note_fingerprints as repair_note_fingerprints
+    from .profiles import COMMAND_FIELDS as COMMAND_FIELDS
+    from .profiles import MAX_PROFILE_TEXT_CHARS as MAX_PROFILE_TEXT_CHARS
+    from .profiles import PROFILES as PROFILES
+    from .profiles import Profile as Profile
+    from .profiles import ProfileRepair as ProfileRepair
+    from .profiles import ProfileRule as ProfileRule
+    from .profiles import apply_profiles as apply_profiles
+    from .profiles import profile_names as profile_names
+    from .profiles import select_profiles as select_profiles
+    from .quick import MAX_QUICK_DEPTH as MAX_QUICK_DEPTH
+    from .quick import MAX_QUICK_NODES as MAX_QUICK_NODES
+    from .quick import surely_clean as surely_clean
+    from .report import MAX_FEEDBACK_ISSUES as MAX_FEEDBACK_ISSUES
+    from .report import ArgumentRepair as ArgumentRepair
+    from .report import RepairNote as RepairNote
+    from .report import SchemaIssue as SchemaIssue
+    from .report import SchemaRule as SchemaRule
+    from .rules import MAX_REPAIR_PASSES as MAX_REPAIR_PASSES
+    from .rules import MAX_VALIDATION_DEPTH as MAX_VALIDATION_DEPTH
+    from .rules import repair_arguments as repair_arguments
+    from .tools import tool_schemas as tool_schemas
 
-_EXPORTS: dict[str, str] = {
-    "ArgumentRepair": "report",
-    "COMMAND_FIELDS": "profiles",
-    "CheckResult": "check",
-    "MAX_FEEDBACK_ISSUES": "report",
-    "MAX_PATHS_PER_NOTE": "notes",
-    "MAX_PROFILE_TEXT_CHARS": "profiles",
-    "MAX_QUICK_DEPTH": "quick",
-    "MAX_QUICK_NODES": "quick",
-    "MAX_REPAIR_PASSES": "rules",
-    "MAX_VALIDATION_DEPTH": "rules",
-    "PROFILES": "profiles",
-    "Profile": "profiles",
-    "ProfileRepair": "profiles",
-    "ProfileRule": "profiles",
-    "RepairNote": "report",
-    "SchemaIssue": "report",
-    "SchemaRule": "report",
-    "ToolSchemaCheck": "check",
-    "append_repair_notes": "notes",
-    "apply_profiles": "profiles",
-    "profile_names": "profiles",
-    "repair_arguments": "rules",
-    "repair_note_fingerprints": "notes",
-    "select_profiles": "profiles",
-    "surely_clean": "quick",
-    "tool_schemas": "tools",
-}
-
-__all__ = [
-    "COMMAND_FIELDS",
-    "MAX_FEEDBACK_ISSUES",
-    "MAX_PATHS_PER_NOTE",
-    "MAX_PROFILE_TEXT_CHARS",
-    "MAX_QUICK_DEPTH",
-    "MAX_QUICK_NODES",
-    "MAX_REPAIR_PASSES",
-    "MAX_VALIDATION_DEPTH",
-    "PROFILES",
-    "ArgumentRepair",
-    "CheckResult",
-    "Profile",
-    "ProfileRepair",
-    "ProfileRule",
-    "RepairNote",
-    "SchemaIssue",
-    "SchemaRule",
-    "ToolSchemaCheck",
-    "append_repair_notes",
-    "apply_profiles",
-    "profile_names",
-    "repair_arguments",
-    "repair_note_fingerprints",
-    "select_profiles",
-    "surely_clean",
-    "tool_schemas",
-]
-
-__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)
+__all__, __getattr__, __dir__ = attach(__name__, __file__)

@@ -1,4 +1,4 @@
-"""Helpers for :mod:`streamrepair.schema_rules`: the caller's schema made safe to use,
+"""Helpers for :mod:`streamrepair.schema.rules`: the caller's schema made safe to use,
 and finding the path-like strings whose markdown autolinks may be unwrapped.
 
 Nothing here is public API. :class:`SchemaAccess` never raises for a malformed schema:

@@ -1,4 +1,4 @@
-"""JSON-value helpers for :mod:`streamrepair.schema_rules`: copying caller data,
+"""JSON-value helpers for :mod:`streamrepair.schema.rules`: copying caller data,
 addressing it by path, reading literals and containers embedded in strings (strictly),
 unwrapping markdown autolinks, and short renderings for notes and issues.
 

@@ -1,6 +1,6 @@
 """Per-model repair profiles: extra rules for one model family's known quirk.
 
-The schema rules (:mod:`streamrepair.schema_rules`) fix mistakes any model makes and that
+The schema rules (:mod:`streamrepair.schema.rules`) fix mistakes any model makes and that
 a schema proves wrong. Some mistakes are specific to one model family and invisible to a
 schema: xAI Grok sends shell commands HTML-escaped (``cd x &amp;&amp; make``), which is
 a valid string that the shell then fails to parse. A *profile* is a named set of such

@@ -19,115 +19,33 @@ import typing as _typing
 from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
-    from ..errors import (
-        EventStreamError,
-        SSEDecodeError,
-        SSEError,
-        SSELimitError,
-        StreamClosedError,
-    )
-    from .drivers import (
-        READ_CHUNK_BYTES,
-        aiter_events,
-        iter_events,
-    )
-    from .eventstream import (
-        DEFAULT_MAX_MESSAGE_BYTES,
-        EventStreamDecoder,
-        EventStreamMessage,
-        frame_chunk,
-        looks_like_eventstream,
-    )
-    from .pipeline import (
-        ToolCallStream,
-    )
-    from .recordings import (
-        MAX_ERROR_RESPONSE_BYTES,
-        SNIFF_BYTES,
-        RecordingReader,
-        load_recording,
-    )
-    from .sse import (
-        DEFAULT_MAX_EVENT_BYTES,
-        DEFAULT_MAX_LINE_BYTES,
-        JSONLinesDecoder,
-        SSEDecoder,
-        SSEEvent,
-    )
-    from .tracker import (
-        DEFAULT_MAX_TEXT_CHARS,
-        MAX_BLOCKS,
-        MAX_TOOL_CALLS,
-        ArgumentCheck,
-        CallPhase,
-        CallProgress,
-        ToolCallTracker,
-    )
+    from ..errors import EventStreamError as EventStreamError
+    from ..errors import SSEDecodeError as SSEDecodeError
+    from ..errors import SSEError as SSEError
+    from ..errors import SSELimitError as SSELimitError
+    from .drivers import READ_CHUNK_BYTES as READ_CHUNK_BYTES
+    from .drivers import aiter_events as aiter_events
+    from .drivers import iter_events as iter_events
+    from .eventstream import DEFAULT_MAX_MESSAGE_BYTES as DEFAULT_MAX_MESSAGE_BYTES
+    from .eventstream import EventStreamDecoder as EventStreamDecoder
+    from .eventstream import EventStreamMessage as EventStreamMessage
+    from .eventstream import frame_chunk as frame_chunk
+    from .eventstream import looks_like_eventstream as looks_like_eventstream
+    from .pipeline import ToolCallStream as ToolCallStream
+    from .recordings import MAX_ERROR_RESPONSE_BYTES as MAX_ERROR_RESPONSE_BYTES
+    from .recordings import SNIFF_BYTES as SNIFF_BYTES
+    from .recordings import RecordingReader as RecordingReader
+    from .recordings import load_recording as load_recording
+    from .sse import DEFAULT_MAX_EVENT_BYTES as DEFAULT_MAX_EVENT_BYTES
+    from .sse import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LINE_BYTES
+    from .sse import JSONLinesDecoder as JSONLinesDecoder
+    from .sse import SSEDecoder as SSEDecoder
+    from .sse import SSEEvent as SSEEvent
+    from .tracker import DEFAULT_MAX_TEXT_CHARS as DEFAULT_MAX_TEXT_CHARS
+    from .tracker import MAX_BLOCKS as MAX_BLOCKS
+    from .tracker import MAX_TOOL_CALLS as MAX_TOOL_CALLS
+    from .tracker import ArgumentCheck as ArgumentCheck
+    from .tracker import CallProgress as CallProgress
+    from .tracker import ToolCallTracker as ToolCallTracker
 
-_EXPORTS: dict[str, str] = {
-    "ArgumentCheck": "tracker",
-    "CallPhase": "tracker",
-    "CallProgress": "tracker",
-    "DEFAULT_MAX_EVENT_BYTES": "sse",
-    "DEFAULT_MAX_MESSAGE_BYTES": "eventstream",
-    "DEFAULT_MAX_LINE_BYTES": "sse",
-    "DEFAULT_MAX_TEXT_CHARS": "tracker",
-    "EventStreamDecoder": "eventstream",
-    "EventStreamError": "streamrepair.errors",
-    "EventStreamMessage": "eventstream",
-    "JSONLinesDecoder": "sse",
-    "MAX_BLOCKS": "tracker",
-    "MAX_ERROR_RESPONSE_BYTES": "recordings",
-    "MAX_TOOL_CALLS": "tracker",
-    "READ_CHUNK_BYTES": "drivers",
-    "RecordingReader": "recordings",
-    "SNIFF_BYTES": "recordings",
-    "SSEDecodeError": "streamrepair.errors",
-    "SSEDecoder": "sse",
-    "SSEError": "streamrepair.errors",
-    "SSEEvent": "sse",
-    "SSELimitError": "streamrepair.errors",
-    "StreamClosedError": "streamrepair.errors",
-    "ToolCallStream": "pipeline",
-    "ToolCallTracker": "tracker",
-    "aiter_events": "drivers",
-    "frame_chunk": "eventstream",
-    "iter_events": "drivers",
-    "load_recording": "recordings",
-    "looks_like_eventstream": "eventstream",
-}
-
-__all__ = [
-    "DEFAULT_MAX_EVENT_BYTES",
-    "DEFAULT_MAX_LINE_BYTES",
-    "DEFAULT_MAX_MESSAGE_BYTES",
-    "DEFAULT_MAX_TEXT_CHARS",
-    "MAX_BLOCKS",
-    "MAX_ERROR_RESPONSE_BYTES",
-    "MAX_TOOL_CALLS",
-    "READ_CHUNK_BYTES",
-    "SNIFF_BYTES",
-    "ArgumentCheck",
-    "CallPhase",
-    "CallProgress",
-    "EventStreamDecoder",
-    "EventStreamError",
-    "EventStreamMessage",
-    "JSONLinesDecoder",
-    "RecordingReader",
-    "SSEDecodeError",
-    "SSEDecoder",
-    "SSEError",
-    "SSEEvent",
-    "SSELimitError",
-    "StreamClosedError",
-    "ToolCallStream",
-    "ToolCallTracker",
-    "aiter_events",
-    "frame_chunk",
-    "iter_events",
-    "load_recording",
-    "looks_like_eventstream",
-]
-
-__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)
+__all__, __getattr__, __dir__ = attach(__name__, __file__)

@@ -83,7 +83,8 @@ class ToolCallStream:
 
     Call :meth:`feed` with each piece of input, then :meth:`finish` once (or
     :meth:`abort`). :attr:`done` holds the :class:`~streamrepair.Done` event once the
-    stream is over; :attr:`calls` lists each call's id, name and phase at any time.
+    stream is over; :attr:`calls` lists each call's id, name and phase at any time, and
+    :attr:`chunk_count` how many chunks were read.
     """
 
     def __init__(
@@ -127,6 +128,7 @@ class ToolCallStream:
         self._sse: SSEDecoder | None = None
         self._lines: JSONLinesDecoder | None = None
         self._frames: EventStreamDecoder | None = None
+        self._chunk_count = 0
         self._closed = False
 
     # -- state ---------------------------------------------------------------------------
@@ -140,6 +142,13 @@ class ToolCallStream:
     def done(self) -> Done | None:
         """The final :class:`~streamrepair.Done` event, once the stream is over."""
         return self._tracker.done
+
+    @property
+    def chunk_count(self) -> int:
+        """How many provider chunks the stream has taken so far (decoded from the bytes,
+        or given). ``0`` once :attr:`done` is set means the input held no stream at all:
+        no SSE event, JSON line or event-stream message with a chunk in it."""
+        return self._chunk_count
 
     @property
     def calls(self) -> tuple[tuple[str, str | None, CallProgress], ...]:
@@ -328,6 +337,7 @@ class ToolCallStream:
         return body
 
     def _chunk(self, chunk: Mapping[str, Any], out: list[StreamEvent]) -> None:
+        self._chunk_count += 1
         try:
             deltas = self._normalizer.normalize(chunk)
         except UnsupportedChunkError as exc:

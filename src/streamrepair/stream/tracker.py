@@ -73,6 +73,7 @@ import json
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Protocol
 
+from .._plural import plural
 from ..errors import ClosedError, UnrepairableError
 from ..events import (
     Done,
@@ -126,7 +127,6 @@ __all__ = [
     "MAX_BLOCKS",
     "MAX_TOOL_CALLS",
     "ArgumentCheck",
-    "CallPhase",
     "CallProgress",
     "ToolCallTracker",
 ]
@@ -147,10 +147,6 @@ class CallProgress(enum.Enum):
     STREAMING = "streaming"  # started, arguments arriving
     READY = "ready"
     REJECTED = "rejected"
-
-
-#: The older name of :class:`CallProgress`.
-CallPhase = CallProgress
 
 
 class ArgumentCheck(Protocol):
@@ -651,8 +647,9 @@ class ToolCallTracker:
             return
         # vllm-project/vllm#42683: the deltas lost a piece; the final text is the truth.
         call.notes.append(
-            f"the streamed argument deltas ({len(streamed)} chars) differ from the final "
-            f"arguments the provider sent ({len(d.arguments)} chars); the final ones were used"
+            f"the streamed argument deltas ({plural(len(streamed), 'char')}) differ from the "
+            f"final arguments the provider sent ({plural(len(d.arguments), 'char')}); the final "
+            "ones were used"
         )
         if call.name is None:
             call.pending = [d.arguments]
@@ -796,7 +793,7 @@ class ToolCallTracker:
         if call.asm.status is Status.INCOMPLETE:
             detail = (
                 f"Not executed: the arguments were cut off ({said}); "
-                f"{call.asm.chars_fed} characters arrived and the JSON is unfinished."
+                f"{plural(call.asm.chars_fed, 'character')} arrived and the JSON is unfinished."
             )
             return [self._reject(call, RejectReason.CUT_OFF, detail)]
         try:
@@ -873,7 +870,7 @@ class ToolCallTracker:
             repairs = tuple(sorted((*call.repairs, *repairs), key=lambda r: r.offset))
         if call.aliases:
             all_notes = (
-                f"{call.aliases} deltas with a new id continued this call "
+                f"{plural(call.aliases, 'delta')} with a new id continued this call "
                 "(their arguments were still incomplete)",
                 *all_notes,
             )

@@ -21,85 +21,27 @@ import typing as _typing
 from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
-    from .assembler import (
-        DEFAULT_MAX_DEPTH,
-        DEFAULT_MAX_SIZE,
-        MAX_INTEGER_DIGITS,
-        MAX_SCALAR_CHARS,
-        MAX_TOKEN_CHARS,
-        ArgumentAssembler,
-    )
-    from .changes import (
-        Appended,
-        Assigned,
-        Change,
-        Closed,
-        KeyRead,
-        Opened,
-        Path,
-        Reset,
-        ValueBuilder,
-        ValueKind,
-        apply_changes,
-        change_from_dict,
-        normalize,
-    )
-    from .ijson_adapter import IjsonAdapter, ijson_events
-    from .oneshot import (
-        REPAIR_MAX_SIZE,
-        repair,
-    )
+    from .assembler import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH
+    from .assembler import DEFAULT_MAX_SIZE as DEFAULT_MAX_SIZE
+    from .assembler import MAX_INTEGER_DIGITS as MAX_INTEGER_DIGITS
+    from .assembler import MAX_SCALAR_CHARS as MAX_SCALAR_CHARS
+    from .assembler import ArgumentAssembler as ArgumentAssembler
+    from .changes import Appended as Appended
+    from .changes import Assigned as Assigned
+    from .changes import Change as Change
+    from .changes import Closed as Closed
+    from .changes import KeyRead as KeyRead
+    from .changes import Opened as Opened
+    from .changes import Path as Path
+    from .changes import Reset as Reset
+    from .changes import ValueBuilder as ValueBuilder
+    from .changes import ValueKind as ValueKind
+    from .changes import apply_changes as apply_changes
+    from .changes import change_from_dict as change_from_dict
+    from .changes import normalize as normalize
+    from .ijson_adapter import IjsonAdapter as IjsonAdapter
+    from .ijson_adapter import ijson_events as ijson_events
+    from .oneshot import REPAIR_MAX_SIZE as REPAIR_MAX_SIZE
+    from .oneshot import repair as repair
 
-_EXPORTS: dict[str, str] = {
-    "Appended": "changes",
-    "ArgumentAssembler": "assembler",
-    "Assigned": "changes",
-    "Change": "changes",
-    "Closed": "changes",
-    "IjsonAdapter": "ijson_adapter",
-    "KeyRead": "changes",
-    "Opened": "changes",
-    "Path": "changes",
-    "Reset": "changes",
-    "ValueBuilder": "changes",
-    "ValueKind": "changes",
-    "apply_changes": "changes",
-    "change_from_dict": "changes",
-    "ijson_events": "ijson_adapter",
-    "normalize": "changes",
-    "DEFAULT_MAX_DEPTH": "assembler",
-    "DEFAULT_MAX_SIZE": "assembler",
-    "MAX_INTEGER_DIGITS": "assembler",
-    "MAX_SCALAR_CHARS": "assembler",
-    "MAX_TOKEN_CHARS": "assembler",
-    "REPAIR_MAX_SIZE": "oneshot",
-    "repair": "oneshot",
-}
-
-__all__ = [
-    "DEFAULT_MAX_DEPTH",
-    "DEFAULT_MAX_SIZE",
-    "MAX_INTEGER_DIGITS",
-    "MAX_SCALAR_CHARS",
-    "MAX_TOKEN_CHARS",
-    "REPAIR_MAX_SIZE",
-    "Appended",
-    "ArgumentAssembler",
-    "Assigned",
-    "Change",
-    "Closed",
-    "IjsonAdapter",
-    "KeyRead",
-    "Opened",
-    "Path",
-    "Reset",
-    "ValueBuilder",
-    "ValueKind",
-    "apply_changes",
-    "change_from_dict",
-    "ijson_events",
-    "normalize",
-    "repair",
-]
-
-__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)
+__all__, __getattr__, __dir__ = attach(__name__, __file__)

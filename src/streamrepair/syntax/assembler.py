@@ -118,7 +118,6 @@ __all__ = [
     "DEFAULT_MAX_SIZE",
     "MAX_INTEGER_DIGITS",
     "MAX_SCALAR_CHARS",
-    "MAX_TOKEN_CHARS",
     "ArgumentAssembler",
 ]
 
@@ -130,8 +129,6 @@ DEFAULT_MAX_SIZE = 16 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 512
 #: Longest number, literal or bare word accepted (Python's own int limit is 4,300 digits).
 MAX_SCALAR_CHARS = 5000
-#: The older name of :data:`MAX_SCALAR_CHARS` ("token" as in a lexer's, not an LLM's).
-MAX_TOKEN_CHARS = MAX_SCALAR_CHARS
 #: Longest info string after an opening code fence (```` ```json ````).
 _MAX_FENCE_INFO = 32
 

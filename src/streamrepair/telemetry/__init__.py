@@ -16,76 +16,24 @@ import typing as _typing
 from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
-    from .log import (
-        TelemetryLog,
-    )
-    from .otel import (
-        OTelMetrics,
-        metrics_from_env,
-    )
-    from .record import (
-        ARGUMENTS_ENV,
-        CALL_OUTCOMES,
-        OTEL_ENV,
-        TELEMETRY_ENV,
-        Outcome,
-        TelemetryRecord,
-        default_telemetry_path,
-        flag_from_env,
-        telemetry_path_from_env,
-    )
-    from .stats import (
-        MAX_GROUPS,
-        MAX_LINE_BYTES,
-        MAX_PENDING_CALLS,
-        LogReader,
-        ModelStats,
-        StatsBuilder,
-        TelemetrySummary,
-    )
+    from .log import TelemetryLog as TelemetryLog
+    from .otel import OTelMetrics as OTelMetrics
+    from .otel import metrics_from_env as metrics_from_env
+    from .record import ARGUMENTS_ENV as ARGUMENTS_ENV
+    from .record import CALL_OUTCOMES as CALL_OUTCOMES
+    from .record import OTEL_ENV as OTEL_ENV
+    from .record import TELEMETRY_ENV as TELEMETRY_ENV
+    from .record import Outcome as Outcome
+    from .record import TelemetryRecord as TelemetryRecord
+    from .record import default_telemetry_path as default_telemetry_path
+    from .record import flag_from_env as flag_from_env
+    from .record import telemetry_path_from_env as telemetry_path_from_env
+    from .stats import MAX_GROUPS as MAX_GROUPS
+    from .stats import MAX_LINE_BYTES as MAX_LINE_BYTES
+    from .stats import MAX_PENDING_CALLS as MAX_PENDING_CALLS
+    from .stats import LogReader as LogReader
+    from .stats import ModelStats as ModelStats
+    from .stats import StatsBuilder as StatsBuilder
+    from .stats import TelemetrySummary as TelemetrySummary
 
-_EXPORTS: dict[str, str] = {
-    "ARGUMENTS_ENV": "record",
-    "CALL_OUTCOMES": "record",
-    "LogReader": "stats",
-    "MAX_GROUPS": "stats",
-    "MAX_LINE_BYTES": "stats",
-    "MAX_PENDING_CALLS": "stats",
-    "ModelStats": "stats",
-    "OTEL_ENV": "record",
-    "OTelMetrics": "otel",
-    "Outcome": "record",
-    "StatsBuilder": "stats",
-    "TELEMETRY_ENV": "record",
-    "TelemetryLog": "log",
-    "TelemetryRecord": "record",
-    "TelemetrySummary": "stats",
-    "default_telemetry_path": "record",
-    "flag_from_env": "record",
-    "metrics_from_env": "otel",
-    "telemetry_path_from_env": "record",
-}
-
-__all__ = [
-    "ARGUMENTS_ENV",
-    "CALL_OUTCOMES",
-    "MAX_GROUPS",
-    "MAX_LINE_BYTES",
-    "MAX_PENDING_CALLS",
-    "OTEL_ENV",
-    "TELEMETRY_ENV",
-    "LogReader",
-    "ModelStats",
-    "OTelMetrics",
-    "Outcome",
-    "StatsBuilder",
-    "TelemetryLog",
-    "TelemetryRecord",
-    "TelemetrySummary",
-    "default_telemetry_path",
-    "flag_from_env",
-    "metrics_from_env",
-    "telemetry_path_from_env",
-]
-
-__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)
+__all__, __getattr__, __dir__ = attach(__name__, __file__)

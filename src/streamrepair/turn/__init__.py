@@ -19,129 +19,38 @@ import typing as _typing
 from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
-    from ..errors import (
-        AbortFenceError,
-        HistoryError,
-        UnansweredCallsError,
-    )
-    from .abort import (
-        DEFAULT_ABORT_TIMEOUT,
-        AbortCause,
-        AbortFence,
-        AbortHandler,
-        AbortReport,
-        FencePhase,
-        FencePhaseState,
-        HandlerOutcome,
-        HandlerStatus,
-        Phase,
-        PhaseState,
-        ToolRunner,
-        run_tool_calls,
-    )
-    from .conversation import (
-        INTERRUPTED_BEFORE_START,
-        Conversation,
-        ToolBatch,
-    )
-    from .history import (
-        ChangeKind,
-        HistoryChange,
-        HistoryProblem,
-        HistoryRepair,
-        ProblemKind,
-        ReasoningPolicy,
-        check_history,
-        copy_json,
-        prepare_messages,
-        repair_history,
-    )
-    from .replies import (
-        CallStatus,
-        RunState,
-        assistant_message,
-        function_call_output,
-        response_items,
-        tool_message,
-        tool_result_block,
-    )
+    from ..errors import AbortFenceError as AbortFenceError
+    from ..errors import HistoryError as HistoryError
+    from ..errors import UnansweredCallsError as UnansweredCallsError
+    from .abort import DEFAULT_ABORT_TIMEOUT as DEFAULT_ABORT_TIMEOUT
+    from .abort import AbortCause as AbortCause
+    from .abort import AbortFence as AbortFence
+    from .abort import AbortHandler as AbortHandler
+    from .abort import AbortReport as AbortReport
+    from .abort import FencePhase as FencePhase
+    from .abort import FencePhaseState as FencePhaseState
+    from .abort import HandlerOutcome as HandlerOutcome
+    from .abort import HandlerStatus as HandlerStatus
+    from .abort import ToolRunner as ToolRunner
+    from .abort import run_tool_calls as run_tool_calls
+    from .conversation import INTERRUPTED_BEFORE_START as INTERRUPTED_BEFORE_START
+    from .conversation import Conversation as Conversation
+    from .conversation import ToolBatch as ToolBatch
+    from .history import ChangeKind as ChangeKind
+    from .history import HistoryChange as HistoryChange
+    from .history import HistoryProblem as HistoryProblem
+    from .history import HistoryRepair as HistoryRepair
+    from .history import ProblemKind as ProblemKind
+    from .history import ReasoningPolicy as ReasoningPolicy
+    from .history import check_history as check_history
+    from .history import copy_json as copy_json
+    from .history import prepare_messages as prepare_messages
+    from .history import repair_history as repair_history
+    from .replies import RunState as RunState
+    from .replies import assistant_message as assistant_message
+    from .replies import function_call_output as function_call_output
+    from .replies import response_items as response_items
+    from .replies import tool_message as tool_message
+    from .replies import tool_result_block as tool_result_block
 
-_EXPORTS: dict[str, str] = {
-    "AbortCause": "abort",
-    "AbortFence": "abort",
-    "AbortFenceError": "streamrepair.errors",
-    "AbortHandler": "abort",
-    "AbortReport": "abort",
-    "CallStatus": "replies",
-    "ChangeKind": "history",
-    "Conversation": "conversation",
-    "DEFAULT_ABORT_TIMEOUT": "abort",
-    "FencePhase": "abort",
-    "FencePhaseState": "abort",
-    "HandlerOutcome": "abort",
-    "HandlerStatus": "abort",
-    "HistoryChange": "history",
-    "HistoryError": "streamrepair.errors",
-    "HistoryProblem": "history",
-    "HistoryRepair": "history",
-    "INTERRUPTED_BEFORE_START": "conversation",
-    "Phase": "abort",
-    "PhaseState": "abort",
-    "ProblemKind": "history",
-    "ReasoningPolicy": "history",
-    "RunState": "replies",
-    "ToolBatch": "conversation",
-    "ToolRunner": "abort",
-    "UnansweredCallsError": "streamrepair.errors",
-    "assistant_message": "replies",
-    "check_history": "history",
-    "copy_json": "history",
-    "function_call_output": "replies",
-    "prepare_messages": "history",
-    "repair_history": "history",
-    "response_items": "replies",
-    "run_tool_calls": "abort",
-    "tool_message": "replies",
-    "tool_result_block": "replies",
-}
-
-__all__ = [
-    "DEFAULT_ABORT_TIMEOUT",
-    "INTERRUPTED_BEFORE_START",
-    "AbortCause",
-    "AbortFence",
-    "AbortFenceError",
-    "AbortHandler",
-    "AbortReport",
-    "CallStatus",
-    "ChangeKind",
-    "Conversation",
-    "FencePhase",
-    "FencePhaseState",
-    "HandlerOutcome",
-    "HandlerStatus",
-    "HistoryChange",
-    "HistoryError",
-    "HistoryProblem",
-    "HistoryRepair",
-    "Phase",
-    "PhaseState",
-    "ProblemKind",
-    "ReasoningPolicy",
-    "RunState",
-    "ToolBatch",
-    "ToolRunner",
-    "UnansweredCallsError",
-    "assistant_message",
-    "check_history",
-    "copy_json",
-    "function_call_output",
-    "prepare_messages",
-    "repair_history",
-    "response_items",
-    "run_tool_calls",
-    "tool_message",
-    "tool_result_block",
-]
-
-__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__)
+__all__, __getattr__, __dir__ = attach(__name__, __file__)

@@ -56,8 +56,6 @@ __all__ = [
     "FencePhaseState",
     "HandlerOutcome",
     "HandlerStatus",
-    "Phase",
-    "PhaseState",
     "ToolRunner",
     "run_tool_calls",
 ]
@@ -82,10 +80,6 @@ class FencePhaseState(enum.Enum):
     FINISHED = "finished"
     #: An abort reached it (by :meth:`AbortFence.abort` or by cancellation).
     ABORTED = "aborted"
-
-
-#: The older name of :class:`FencePhaseState`.
-PhaseState = FencePhaseState
 
 
 class AbortCause(enum.Enum):
@@ -177,10 +171,6 @@ class FencePhase:
     def remove_abort_handler(self, key: str) -> None:
         """Forget a handler (no error if there is none under ``key``)."""
         self._handlers.pop(key, None)
-
-
-#: The older name of :class:`FencePhase`.
-Phase = FencePhase
 
 
 def _is_cancellation(exc: BaseException) -> bool:

@@ -40,7 +40,6 @@ from ._responses_history import client_call
 from ._rules import copy_json, history_provider
 
 __all__ = [
-    "CallStatus",
     "RunState",
     "assistant_message",
     "function_call_output",
@@ -80,9 +79,6 @@ class RunState(enum.Enum):
 
 # -- tool messages and the assistant message ----------------------------------------------
 
-
-#: The older name of :class:`RunState`.
-CallStatus = RunState
 
 _GUIDANCE: Final[dict[RejectReason, str]] = {
     RejectReason.CUT_OFF: (
