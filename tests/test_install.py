@@ -278,6 +278,9 @@ def test_hermes_install_says_when_hermes_cannot_import_streamrepair(tmp_path: Pa
     assert done.returncode == 0
     assert (tmp_path / ".hermes" / "plugins" / "streamrepair" / "plugin.yaml").exists()
     assert b"cannot import streamrepair, so the plugin stays inactive" in done.stderr
+    # the hint installs from this checkout (streamrepair is on no package index yet)
+    root = Path(__file__).resolve().parents[1]
+    assert f"pip install -e {root}".encode() in done.stderr
 
 
 def test_hermes_install_reports_a_failed_enable(tmp_path: Path) -> None:

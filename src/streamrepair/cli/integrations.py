@@ -336,14 +336,25 @@ def _enable_hermes(scope: str, project: Path, *, dry_run: bool) -> int:
             check=False,
         )
         if check.returncode != 0:
+            checkout = _checkout()
             print(
                 f"warning: Hermes's Python ({python}) cannot import streamrepair, so the "
-                f"plugin stays inactive: install it there ({python} -m pip install "
-                "streamrepair, or pipx inject hermes-agent streamrepair, or uv tool install "
-                "hermes-agent --with streamrepair)",
+                f"plugin stays inactive: install it there from a checkout ({python} -m pip "
+                f"install -e {checkout}, or pipx inject hermes-agent {checkout}, or uv tool "
+                f"install hermes-agent --with {checkout})",
                 file=sys.stderr,
             )
     return 0
+
+
+def _checkout() -> str:
+    """Where this streamrepair was installed from, for an install hint: its source
+    checkout when it is an editable install, else a placeholder (it is on no package
+    index yet)."""
+    root = Path(__file__).resolve().parents[3]
+    if (root / "pyproject.toml").is_file() and (root / "src" / "streamrepair").is_dir():
+        return str(root)
+    return "/path/to/streamrepair"
 
 
 # ------------------------------------------------------------------------ stats
