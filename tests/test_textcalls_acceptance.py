@@ -87,6 +87,7 @@ FORMATS: dict[str, str | None] = {
     "deepseek3": "deepseek",
     "deepseek-ai-DeepSeek-V3.1.jinja": "deepseek",
     "deepseek_v32": "dsml",
+    "deepseekv32": "dsml",
     "deepseek-ai-DeepSeek-V3.2.jinja": "dsml",
     "kimi_k2": "kimi_k2",
     "Kimi-K2-Thinking.jinja": "kimi_k2",
@@ -99,6 +100,7 @@ FORMATS: dict[str, str | None] = {
     "pythonic": "pythonic",
     "openai": "harmony",
     "harmony": "harmony",
+    "gpt-oss": "harmony",
     # not read yet
     "deepseek_v4": None,
     "kimi_k3": None,
@@ -282,6 +284,8 @@ KEEPS_TEXT: dict[str, str] = {
     "ollama/tools/list_unknown_name": _DROPS + " (a JSON list naming an unknown tool)",
     "ollama/tools/mistral_list": _DROPS + " (the test template's [/TOOL_CALLS])",
     "ollama/tools/qwen_cut_in_name": _CUT,
+    "sglang/gpt_oss/call_then_text": _DROPS + " (text after <|call|>, a stop token)",
+    "sglang/gpt_oss/text_after_call_dropped": _DROPS + " (a final message after <|call|>)",
     "sglang/pythonic/cut_off_list": _CUT + " (the test ends before the stream does)",
     "vllm/deepseek_v31/two_calls_suffix": _DROPS + " (text after the calls)",
     "vllm/glm45/text_between_calls": _DROPS + " (text between the calls)",
@@ -290,8 +294,11 @@ KEEPS_TEXT: dict[str, str] = {
 }
 
 # Calls the engine runs that streamrepair refuses by design although the model finished
-# them: arguments that are not a JSON object.
+# them: arguments that are not a JSON object, or a value the markup declares JSON
+# (DSML string="false") that is not JSON.
 REFUSES: dict[str, frozenset[str]] = {
+    "sglang/deepseek_v32/non_json_in_string_false": frozenset({"write_note"}),
+    "sglang/deepseek_v4/non_json_in_string_false": frozenset({"write_note"}),
     "vllm/hermes/bare_string_arguments": frozenset({"do_thing"}),
     "vllm/openai/several_messages": frozenset({"not_json_no_content_type"}),
 }
