@@ -182,7 +182,8 @@ def run_proxy(args: argparse.Namespace, telemetry: Any) -> int:
     try:
         import uvicorn
 
-        from ..proxy.app import ProxyConfig, create_app
+        from ..proxy.app import create_app
+        from ..proxy.config import ProxyConfig
         from ..proxy.store import DEFAULT_TTL, open_store
     except ImportError as exc:
         print(

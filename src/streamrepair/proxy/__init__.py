@@ -7,13 +7,19 @@ sans-IO :class:`~.relay.Relay` that sends text as it arrives and each tool call 
 repaired JSON once it is judged ready, and withholds (with a notice) what was cut off
 or cannot be repaired. See ``docs/proxy.md``.
 
-* :mod:`.relay`: :class:`Relay`, :class:`ArgumentEmitter`, :class:`HeldArguments`,
-  :class:`CallMemo`; :mod:`.chat`, :mod:`.anthropic`, :mod:`.responses`: one relay each;
+* :mod:`.chat`, :mod:`.anthropic`, :mod:`.responses`: one module per API, with all the
+  proxy does differently for it (its relay: :class:`ChatRelay`, ...), each one row of
+  the table of APIs (``_table.py``);
+* :mod:`.relay`: :class:`Relay` (the shared stream driving and end of a response);
+  :mod:`.emitters`: :class:`ArgumentEmitter`, :class:`HeldArguments`,
+  :class:`ProgressiveArguments`; :mod:`.wire`: :func:`sse_event`, :func:`notice_text`,
+  :func:`closing_stop`; :mod:`.memo`: :class:`CallMemo`;
 * :mod:`.whole`: :func:`judge_body` (a non-streamed response judged by the same relay);
 * :mod:`.fixes`: :func:`fix_request` (request-side fixes) and :func:`referenced_calls`;
 * :mod:`.store`: :class:`MemoryStore`, :class:`RedisStore`, :func:`open_store`;
 * :mod:`.metrics`: :class:`ProxyMetrics` (``/metrics``);
-* :mod:`.app`: :class:`ProxyConfig` and :func:`create_app` (needs the ``serve`` extra).
+* :mod:`.config`: :class:`ProxyConfig`; :mod:`.app`: :func:`create_app` (needs the
+  ``serve`` extra).
 
 The names are imported on first use.
 """
@@ -26,40 +32,34 @@ from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
     from .anthropic import AnthropicRelay
-    from .app import (
+    from .app import FIXES_HEADER, STREAM_ARGUMENTS_HEADER, TEXT_CALLS_HEADER, create_app
+    from .chat import ChatRelay
+    from .config import (
         DEFAULT_CONNECT_TIMEOUT,
         DEFAULT_MAX_REQUEST_BYTES,
         DEFAULT_READ_TIMEOUT,
-        FIXES_HEADER,
-        STREAM_ARGUMENTS_HEADER,
-        TEXT_CALLS_HEADER,
         ProxyConfig,
-        create_app,
     )
-    from .chat import ChatRelay
+    from .emitters import (
+        FIELDS_CACHE_SIZE,
+        ArgumentEmitter,
+        HeldArguments,
+        ProgressiveArguments,
+        argument_text,
+        streamable_fields,
+    )
     from .fixes import RequestFixes, fix_request, referenced_calls
+    from .memo import CallMemo, note_dicts, turn_memos
     from .metrics import MAX_LABEL_VALUES, ProxyMetrics
-    from .progressive import FIELDS_CACHE_SIZE, ProgressiveArguments, streamable_fields
     from .relay import (
         MAX_HELD_EVENTS,
-        NOTICE_PREFIX,
         ApiProtocol,
-        ArgumentEmitter,
-        CallMemo,
-        HeldArguments,
         Relay,
-        argument_text,
-        closing_stop,
-        compact_json,
-        memos_of_response,
-        note_dicts,
-        notice_text,
-        notice_verdicts,
-        sse_event,
+        Renumbering,
         usable_tools,
         with_schemas,
     )
-    from .responses import ResponsesRelay
+    from .responses import ResponsesRelay, notice_item
     from .store import (
         DEFAULT_MAX_CHARS,
         DEFAULT_MAX_ENTRIES,
@@ -77,49 +77,59 @@ if _typing.TYPE_CHECKING:
         UpstreamClient,
         UpstreamResponse,
     )
-    from .whole import body_events, judge_body, notice_item, rewrite_body
+    from .whole import body_events, judge_body, memos_of_response, rewrite_body
+    from .wire import (
+        NOTICE_PREFIX,
+        closing_stop,
+        compact_json,
+        notice_text,
+        notice_verdicts,
+        sse_event,
+    )
 
 _EXPORTS: dict[str, str] = {
     "AnthropicRelay": "anthropic",
     "ApiProtocol": "relay",
-    "ArgumentEmitter": "relay",
-    "CallMemo": "relay",
+    "ArgumentEmitter": "emitters",
+    "CallMemo": "memo",
     "ChatRelay": "chat",
-    "DEFAULT_CONNECT_TIMEOUT": "app",
+    "DEFAULT_CONNECT_TIMEOUT": "config",
     "DEFAULT_MAX_CHARS": "store",
     "DEFAULT_MAX_ENTRIES": "store",
-    "DEFAULT_MAX_REQUEST_BYTES": "app",
-    "DEFAULT_READ_TIMEOUT": "app",
+    "DEFAULT_MAX_REQUEST_BYTES": "config",
+    "DEFAULT_READ_TIMEOUT": "config",
     "DEFAULT_TTL": "store",
     "FIXES_HEADER": "app",
     "TEXT_CALLS_HEADER": "app",
     "STREAM_ARGUMENTS_HEADER": "app",
-    "ProgressiveArguments": "progressive",
-    "FIELDS_CACHE_SIZE": "progressive",
-    "streamable_fields": "progressive",
-    "HeldArguments": "relay",
+    "ProgressiveArguments": "emitters",
+    "FIELDS_CACHE_SIZE": "emitters",
+    "streamable_fields": "emitters",
+    "HeldArguments": "emitters",
+    "Renumbering": "relay",
+    "turn_memos": "memo",
     "MAX_LABEL_VALUES": "metrics",
     "MAX_HELD_EVENTS": "relay",
     "MemoryStore": "store",
-    "NOTICE_PREFIX": "relay",
-    "ProxyConfig": "app",
+    "NOTICE_PREFIX": "wire",
+    "ProxyConfig": "config",
     "ProxyMetrics": "metrics",
     "RedisStore": "store",
     "Relay": "relay",
     "RequestFixes": "fixes",
     "ResponsesRelay": "responses",
     "StateStore": "store",
-    "argument_text": "relay",
-    "closing_stop": "relay",
-    "compact_json": "relay",
-    "memos_of_response": "relay",
-    "note_dicts": "relay",
-    "sse_event": "relay",
+    "argument_text": "emitters",
+    "closing_stop": "wire",
+    "compact_json": "wire",
+    "memos_of_response": "whole",
+    "note_dicts": "memo",
+    "sse_event": "wire",
     "create_app": "app",
     "fix_request": "fixes",
     "memo_key": "store",
-    "notice_text": "relay",
-    "notice_verdicts": "relay",
+    "notice_text": "wire",
+    "notice_verdicts": "wire",
     "open_store": "store",
     "referenced_calls": "fixes",
     "usable_tools": "relay",
@@ -131,7 +141,7 @@ _EXPORTS: dict[str, str] = {
     "UpstreamResponse": "upstream",
     "body_events": "whole",
     "judge_body": "whole",
-    "notice_item": "whole",
+    "notice_item": "responses",
     "rewrite_body": "whole",
 }
 
@@ -164,6 +174,7 @@ __all__ = [
     "ProxyMetrics",
     "RedisStore",
     "Relay",
+    "Renumbering",
     "RequestFixes",
     "ResponsesRelay",
     "StateStore",
@@ -187,6 +198,7 @@ __all__ = [
     "rewrite_body",
     "sse_event",
     "streamable_fields",
+    "turn_memos",
     "usable_tools",
     "with_schemas",
 ]
