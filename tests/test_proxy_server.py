@@ -664,6 +664,31 @@ def test_other_paths_errors_and_unchanged_bodies_pass_through_untouched() -> Non
     assert seen[1].headers["x-custom"] == "1"
 
 
+def test_one_date_and_one_server_header_on_every_answer() -> None:
+    """The upstream's ``date`` and ``server`` are not passed on beside the ones uvicorn
+    writes for the proxy (a client got two of each): streamed, judged, passed through and
+    error answers carry one of each."""
+    stream = chat_stream(calls=(("call_1", "get_weather", '{"city": "Paris"}'),), model="m")
+    completion = {"id": "c", "object": "chat.completion", "choices": []}
+    error = {"error": {"message": "Invalid model", "type": "invalid_request_error"}}
+    fake = FakeUpstream(
+        script=[Reply(body=stream), Reply(json=completion), Reply(json=error, status=400)],
+        deepseek_rules=False,
+    )
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": TOOLS}
+    with stack(fake) as url:
+        answers = [
+            httpx.post(f"{url}/v1/chat/completions", json={**body, "stream": True}),
+            httpx.post(f"{url}/v1/chat/completions", json=body),
+            httpx.post(f"{url}/v1/chat/completions", json=body),
+            httpx.get(f"{url}/v1/models"),
+        ]
+    assert [a.status_code for a in answers] == [200, 200, 400, 200]
+    for answer in answers:
+        assert answer.headers.get_list("date") == [answer.headers["date"]]
+        assert answer.headers.get_list("server") == ["uvicorn"]
+
+
 # -- operations ---------------------------------------------------------------------------
 
 

@@ -96,6 +96,10 @@ _HOP_BY_HOP: Final = frozenset(
         "content-length",
     }
 )
+#: Headers of the upstream's answer the proxy does not pass on: the hop-by-hop ones, and
+#: ``date`` and ``server``, which the server the proxy runs under writes itself (uvicorn
+#: does; passed on, the client got two of each).
+_ANSWER_DROPPED: Final = _HOP_BY_HOP | {"date", "server"}
 _TOKEN_HEADER: Final = "x-streamrepair-token"
 #: Seconds spent reading past an upstream's end marker to keep its connection pooled.
 _DRAIN_SECONDS: Final = 0.5
@@ -322,7 +326,7 @@ class _Proxy:
             info["text_tool_calls"] = text_calls
         if relay is not None and relay.stream_arguments:
             info["stream_arguments"] = True
-        drop = set(_HOP_BY_HOP)
+        drop = set(_ANSWER_DROPPED)
         if relay is not None:
             drop.add("content-encoding")
         elif whole is None:
