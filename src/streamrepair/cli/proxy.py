@@ -188,7 +188,7 @@ def run_proxy(args: argparse.Namespace, telemetry: Any) -> int:
     except ImportError as exc:
         print(
             f"streamrepair serve: the proxy needs the serve extra ({exc.name} is missing): "
-            "pip install 'streamrepair[serve]'",
+            "pip install -e '.[serve]' from a checkout of streamrepair",
             file=sys.stderr,
         )
         return 2
