@@ -1,6 +1,9 @@
-"""Real servers on loopback for the proxy tests: uvicorn in a thread on port 0, and a fake
-upstream (its own Starlette app) that replays recorded streams and answers HTTP 400 to
-the histories the real DeepSeek and Anthropic APIs reject.
+"""What the proxy tests share: real servers on loopback (uvicorn in a thread on port 0; a
+fake upstream, its own Starlette app, that replays recorded streams and answers HTTP 400
+to the histories the real DeepSeek and Anthropic APIs reject; :func:`stack`, the proxy in
+front of it), the relays run without servers (:func:`relay_run`, :func:`split`,
+:data:`RELAYS`), and streams built for the tests. ``conftest.py`` closes the SDK clients
+made here after each test.
 
 The fake upstream knows nothing of streamrepair: its 400 rules are written from the
 documented errors (``examples/deepseek_tool_loop.py``'s ``api_problem`` for Chat
@@ -16,7 +19,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from streamrepair import ReasoningPolicy, ToolCallStream, load_recording
+from streamrepair.proxy import ProxyConfig, Relay, create_app
+from streamrepair.proxy._table import APIS
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "sse"
@@ -69,17 +74,62 @@ def serving(app: Any) -> Iterator[str]:
         thread.join(10)
 
 
+@contextlib.contextmanager
+def stack(fake: FakeUpstream, *, transport: Any = None, **config: Any) -> Iterator[str]:
+    """``fake`` and the proxy in front of it, each under uvicorn on loopback; yields the
+    proxy's base URL. ``config``: :class:`~streamrepair.proxy.ProxyConfig` fields besides
+    ``upstream``; ``transport``: an ``httpx`` transport for the proxy's upstream client
+    (None: aiohttp's)."""
+    with serving(fake.app()) as upstream:
+        app = create_app(ProxyConfig(upstream=upstream, **config), transport=transport)
+        with serving(app) as url:
+            yield url
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
+    """Whether ``condition`` comes true within ``seconds`` (polled)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return condition()
+
+
+# -- the relays without servers ---------------------------------------------------------------
+
+#: Each API's relay by its name (``chat``, ``anthropic``, ``responses``): the proxy's table.
+RELAYS: dict[str, type[Relay]] = {api.protocol.value: api.relay for api in APIS.values()}
+_NAMES = {api.relay.provider.value: api.protocol.value for api in APIS.values()}
+
+
+def relay_run(relay: Relay, pieces: Iterable[bytes]) -> tuple[bytes, bytes]:
+    """What ``relay`` sends while the upstream's ``pieces`` arrive, and at the end (its
+    memos are then ready too)."""
+    live = b""
+    for piece in pieces:
+        live += b"".join(relay.feed(piece))
+        if relay.ended:
+            break
+    live += b"".join(relay.finish())
+    return live, b"".join(relay.final())
+
+
+def split(data: bytes, cuts: list[int]) -> list[bytes]:
+    """``data`` cut at each of ``cuts`` (taken modulo its length; 0 and the end ignored)."""
+    points = sorted({c % (len(data) + 1) for c in cuts} - {0, len(data)})
+    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+
+
 def protocol_of(data: bytes) -> str:
-    """``chat``, ``anthropic`` or ``responses`` for a recording (``other`` for Cohere,
-    Ollama native, Gemini native...)."""
+    """The name of the API a recording is of (``chat``, ``anthropic``, ``responses``), or
+    ``other`` (Cohere, Ollama native, Gemini native...)."""
     core = ToolCallStream()
     for piece in load_recording(data):
         core.feed(piece)
     core.finish()
     provider = core.provider.value if core.provider is not None else ""
-    return {"openai": "chat", "anthropic": "anthropic", "responses": "responses"}.get(
-        provider, "other"
-    )
+    return _NAMES.get(provider, "other")
 
 
 def as_sse(data: bytes) -> bytes | None:

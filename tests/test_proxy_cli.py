@@ -137,6 +137,18 @@ def test_a_schemas_file_that_cannot_be_read_stops_the_proxy(
     assert seen == []  # no proxy was made
 
 
+def test_without_the_serve_extra_the_hint_installs_it_from_a_checkout(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The package is on no index: the hint says what the README says."""
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn -> ImportError
+    assert main(["serve", "--upstream", "http://127.0.0.1:1", "--telemetry", "off"]) == 2
+    err = capsys.readouterr().err
+    assert "the proxy needs the serve extra (uvicorn is missing)" in err
+    assert "pip install -e '.[serve]' from a checkout" in err
+    assert "streamrepair[serve]" not in err
+
+
 def test_serve_opencode_still_answers_on_stdio() -> None:
     request = json.dumps({"id": 1, "method": "ping"}) + "\n"
     done = subprocess.run(

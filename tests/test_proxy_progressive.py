@@ -15,9 +15,7 @@ content grow while the upstream is still streaming.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,28 +28,25 @@ from hypothesis import strategies as st
 
 from _proxy_support import (
     FIXTURES,
+    RELAYS,
     FakeUpstream,
     Reply,
     anthropic_client,
     chat_stream,
-    close_clients,
     openai_client,
     protocol_of,
     protocol_tools,
+    relay_run,
     responses_ending,
-    serving,
+    split,
     sse_events,
+    stack,
 )
 from streamrepair import ToolCallReady, ToolCallStream
 from streamrepair.proxy import (
     STREAM_ARGUMENTS_HEADER,
-    AnthropicRelay,
-    ChatRelay,
     ProgressiveArguments,
-    ProxyConfig,
     Relay,
-    ResponsesRelay,
-    create_app,
     notice_verdicts,
     streamable_fields,
     usable_tools,
@@ -84,12 +79,6 @@ CHAT_TOOLS: list[dict[str, Any]] = [
         },
     },
 ]
-RELAYS: dict[str, type[Relay]] = {
-    "chat": ChatRelay,
-    "anthropic": AnthropicRelay,
-    "responses": ResponsesRelay,
-}
-PROVIDERS = {"chat": "openai", "anthropic": "anthropic", "responses": "responses"}
 CONTENT = "".join(
     f'Line {n}: the "quick" brown fox – naïve café \\ tab\there ✓\n' for n in range(60)
 )
@@ -305,22 +294,18 @@ def stream_of(protocol: str, case: Case) -> bytes:
     )
 
 
-def relay_run(
-    protocol: str, data: bytes, tools: Any, split: list[bytes] | None = None, *, on: bool = True
+def run(
+    protocol: str, data: bytes, tools: Any, pieces: list[bytes] | None = None, *, on: bool = True
 ) -> tuple[bytes, bytes, Relay]:
+    """(what went out while streaming, at the end, the relay), arguments streamed (``on``)
+    or held."""
     relay = RELAYS[protocol](tools=usable_tools(tools), stream_arguments=on)
-    live = b""
-    for piece in split if split is not None else [data]:
-        live += b"".join(relay.feed(piece))
-        if relay.ended:
-            break
-    live += b"".join(relay.finish())
-    return live, b"".join(relay.final()), relay
+    return (*relay_run(relay, [data] if pieces is None else pieces), relay)
 
 
 def read_calls(protocol: str, data: bytes, tools: Any) -> tuple[list[Any], int, str | None]:
     """(ready calls, notices, raw stop reason) of what a client receives."""
-    core = ToolCallStream(provider=PROVIDERS[protocol], tools=tools)
+    core = ToolCallStream(provider=RELAYS[protocol].provider, tools=tools)
     events = core.feed(data) + core.finish()
     text = "".join(getattr(e, "text", "") for e in events if type(e).__name__ == "TextDelta")
     calls = [(e.name, e.arguments) for e in events if isinstance(e, ToolCallReady)]
@@ -363,8 +348,8 @@ GENERATED_IDS = [f"{p}-{c.name}" for p, c in GENERATED]
 def test_progressive_and_held_give_the_same_calls(protocol: str, case: Case) -> None:
     tools = protocol_tools(protocol, CHAT_TOOLS)
     data = stream_of(protocol, case)
-    live, final, relay = relay_run(protocol, data, tools)
-    held_live, held_final, _ = relay_run(protocol, data, tools, on=False)
+    live, final, relay = run(protocol, data, tools)
+    held_live, held_final, _ = run(protocol, data, tools, on=False)
     assert read_calls(protocol, live + final, tools) == read_calls(
         protocol, held_live + held_final, tools
     )
@@ -376,7 +361,7 @@ def test_progressive_and_held_give_the_same_calls(protocol: str, case: Case) -> 
 @pytest.mark.parametrize(("protocol", "case"), GENERATED, ids=GENERATED_IDS)
 def test_never_a_byte_taken_back_and_never_runnable_early(protocol: str, case: Case) -> None:
     tools = protocol_tools(protocol, CHAT_TOOLS)
-    live, final, relay = relay_run(protocol, stream_of(protocol, case), tools)
+    live, final, relay = run(protocol, stream_of(protocol, case), tools)
     before = streamed_text(protocol, live)
     whole = streamed_text(protocol, live + final)
     for key, text in before.items():
@@ -417,8 +402,8 @@ def test_never_a_byte_taken_back_and_never_runnable_early(protocol: str, case: C
 def test_one_byte_at_a_time_gives_the_same_bytes(protocol: str, case: Case) -> None:
     tools = protocol_tools(protocol, CHAT_TOOLS)
     data = stream_of(protocol, case)
-    whole = relay_run(protocol, data, tools)
-    one = relay_run(protocol, data, tools, [data[i : i + 1] for i in range(len(data))])
+    whole = run(protocol, data, tools)
+    one = run(protocol, data, tools, [data[i : i + 1] for i in range(len(data))])
     assert whole[0] + whole[1] == one[0] + one[1]
 
 
@@ -431,18 +416,16 @@ def test_random_splits_give_the_same_bytes(generated: tuple[str, Case], cuts: li
     protocol, case = generated
     tools = protocol_tools(protocol, CHAT_TOOLS)
     data = stream_of(protocol, case)
-    points = sorted({c % (len(data) + 1) for c in cuts} - {0, len(data)})
-    split = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
-    whole = relay_run(protocol, data, tools)
-    other = relay_run(protocol, data, tools, split)
+    whole = run(protocol, data, tools)
+    other = run(protocol, data, tools, split(data, cuts))
     assert whole[0] + whole[1] == other[0] + other[1]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_chat_completions_calls_stay_held(case: Case) -> None:
     data = stream_of("chat", case)
-    on = relay_run("chat", data, CHAT_TOOLS)
-    off = relay_run("chat", data, CHAT_TOOLS, on=False)
+    on = run("chat", data, CHAT_TOOLS)
+    off = run("chat", data, CHAT_TOOLS, on=False)
     assert on[0] + on[1] == off[0] + off[1]
     assert on[2].streamed is None
     assert b"tool_calls" not in on[0]
@@ -465,12 +448,12 @@ def test_every_fixture_reads_the_same_streamed_or_held(path: Path) -> None:
     data = path.read_bytes()
     protocol = protocol_of(data)
     tools = _fixture_tools(path)
-    on = relay_run(protocol, data, tools)
-    off = relay_run(protocol, data, tools, on=False)
+    on = run(protocol, data, tools)
+    off = run(protocol, data, tools, on=False)
     assert read_calls(protocol, on[0] + on[1], tools) == read_calls(
         protocol, off[0] + off[1], tools
     )
-    one = relay_run(protocol, data, tools, [data[i : i + 1] for i in range(len(data))])
+    one = run(protocol, data, tools, [data[i : i + 1] for i in range(len(data))])
     assert on[0] + on[1] == one[0] + one[1]
 
 
@@ -509,20 +492,6 @@ def test_a_rejected_write_is_left_half_sent_and_the_rest_is_never_made_up() -> N
 
 
 # -- through the proxy, read by the SDKs --------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def _close_sdk_clients() -> Iterator[None]:
-    yield
-    close_clients()
-
-
-@contextlib.contextmanager
-def stack(fake: FakeUpstream, **config: Any) -> Iterator[str]:
-    with serving(fake.app()) as upstream:
-        app = create_app(ProxyConfig(upstream=upstream, access_log=False, **config))
-        with serving(app) as url:
-            yield url
 
 
 LONG = Case("ui", (Call("call_ui", "write_file", WRITE),), before="Writing.")
@@ -677,32 +646,52 @@ def test_off_by_default() -> None:
     assert text.count("input_json_delta") == 1
 
 
-async def _async_anthropic(url: str) -> list[int]:
+_REQUEST: dict[str, Any] = {
+    "model": "m",
+    "max_tokens": 9000,
+    "messages": [{"role": "user", "content": "w"}],
+    "tools": protocol_tools("anthropic", CHAT_TOOLS),
+}
+
+
+def _read(pieces: list[str], message: Any) -> tuple[list[str], list[dict[str, Any]], str]:
+    """What an anthropic SDK client read: the ``input_json`` pieces as they came, the
+    final message's content blocks, its stop reason."""
+    return pieces, [b.model_dump() for b in message.content], message.stop_reason
+
+
+def _sync_anthropic(url: str) -> tuple[list[str], list[dict[str, Any]], str]:
+    client = anthropic_client(base_url=url, api_key="sk", max_retries=0)
+    with client.messages.stream(**_REQUEST) as stream:
+        pieces = [e.partial_json for e in stream if e.type == "input_json"]
+        return _read(pieces, stream.get_final_message())
+
+
+async def _async_anthropic(url: str) -> tuple[list[str], list[dict[str, Any]], str]:
     client = anthropic.AsyncAnthropic(base_url=url, api_key="sk", max_retries=0)
-    grown: list[int] = []
-    text = ""
-    async with client.messages.stream(
-        model="m",
-        max_tokens=9000,
-        messages=[{"role": "user", "content": "w"}],
-        tools=protocol_tools("anthropic", CHAT_TOOLS),
-    ) as stream:
-        async for event in stream:
-            if event.type == "input_json":
-                text += event.partial_json
-                grown.append(len(text))
-        message = await stream.get_final_message()
-    await client.close()
-    assert next(b.input for b in message.content if b.type == "tool_use")["content"] == CONTENT
-    return grown
+    try:
+        async with client.messages.stream(**_REQUEST) as stream:
+            pieces = [e.partial_json async for e in stream if e.type == "input_json"]
+            return _read(pieces, await stream.get_final_message())
+    finally:
+        await client.close()
 
 
 def test_async_sdk_reads_the_same() -> None:
-    fake = FakeUpstream(script=[Reply(body=anthropic_stream(LONG), chunk=97)], deepseek_rules=False)
+    """The async client reads, piece for piece, what the sync one reads from the same
+    stream: the write growing as it streams, and the same final message."""
+    replies = [Reply(body=anthropic_stream(LONG), chunk=97) for _ in range(2)]
+    fake = FakeUpstream(script=replies, deepseek_rules=False)
     with stack(fake, stream_arguments=True) as url:
-        grown = asyncio.run(_async_anthropic(url))
-    assert len(grown) > 20
-    assert grown == sorted(grown)
+        sync = _sync_anthropic(url)
+        got = asyncio.run(_async_anthropic(url))
+    assert got == sync
+    pieces, content, stop = got
+    assert len(pieces) > 20  # streamed, not held
+    assert json.loads("".join(pieces)) == {"path": "docs/notes.md", "content": CONTENT}
+    calls = [(b["name"], b["input"]) for b in content if b["type"] == "tool_use"]
+    assert calls == [("write_file", {"path": "docs/notes.md", "content": CONTENT})]
+    assert stop == "tool_use"
 
 
 def test_openai_chat_sdk_gets_held_calls_with_the_option_on() -> None:

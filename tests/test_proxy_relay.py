@@ -3,6 +3,7 @@ request-side fixes as pure functions."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 from pathlib import Path
@@ -12,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _proxy_support import FIXTURES, chat_stream, protocol_of
+import streamrepair.proxy
+from _proxy_support import FIXTURES, RELAYS, chat_stream, protocol_of, relay_run, split
 from streamrepair import TextDelta, ToolCallReady, ToolCallStream
 from streamrepair.proxy import (
     MAX_HELD_EVENTS,
@@ -22,13 +24,13 @@ from streamrepair.proxy import (
     ChatRelay,
     HeldArguments,
     Relay,
-    ResponsesRelay,
     argument_text,
     fix_request,
     notice_verdicts,
     referenced_calls,
     usable_tools,
 )
+from streamrepair.proxy._table import APIS, api_for
 
 # The fixtures of the three protocols the proxy relays (not Gemini's native stream, say).
 CASES = [
@@ -36,11 +38,6 @@ CASES = [
     for p in sorted(FIXTURES.glob("*.sse"))
     if protocol_of(p.read_bytes()) in ("chat", "anthropic", "responses")
 ]
-RELAYS: dict[str, type[Relay]] = {
-    "chat": ChatRelay,
-    "anthropic": AnthropicRelay,
-    "responses": ResponsesRelay,
-}
 
 
 def _tools(path: Path) -> Any:
@@ -48,28 +45,17 @@ def _tools(path: Path) -> Any:
     return json.loads(tools.read_text()) if tools.exists() else None
 
 
-def relay_run(path: Path, pieces: list[bytes]) -> tuple[bytes, bytes, Relay]:
+def run(path: Path, pieces: list[bytes]) -> tuple[bytes, bytes, Relay]:
     """(what went out while streaming, what went out at the end, the relay)."""
     relay = RELAYS[protocol_of(path.read_bytes())](tools=usable_tools(_tools(path)))
-    live = b""
-    for piece in pieces:
-        live += b"".join(relay.feed(piece))
-        if relay.ended:
-            break
-    live += b"".join(relay.finish())
-    return live, b"".join(relay.final()), relay
-
-
-def split(data: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(data) + 1) for c in cuts} - {0, len(data)})
-    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+    return (*relay_run(relay, pieces), relay)
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.name for p in CASES])
 def test_byte_by_byte_gives_the_same_bytes(path: Path) -> None:
     data = path.read_bytes()
-    whole = relay_run(path, [data])
-    one = relay_run(path, [data[i : i + 1] for i in range(len(data))])
+    whole = run(path, [data])
+    one = run(path, [data[i : i + 1] for i in range(len(data))])
     assert whole[0] + whole[1] == one[0] + one[1]
     assert whole[2].verdicts == one[2].verdicts
 
@@ -78,14 +64,14 @@ def test_byte_by_byte_gives_the_same_bytes(path: Path) -> None:
 @given(st.sampled_from(CASES), st.lists(st.integers(min_value=1, max_value=50_000), max_size=30))
 def test_random_splits_give_the_same_bytes(path: Path, cuts: list[int]) -> None:
     data = path.read_bytes()
-    whole = relay_run(path, [data])
-    other = relay_run(path, split(data, cuts))
+    whole = run(path, [data])
+    other = run(path, split(data, cuts))
     assert whole[0] + whole[1] == other[0] + other[1]
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.name for p in CASES])
 def test_no_call_goes_out_before_it_is_judged(path: Path) -> None:
-    live, final, relay = relay_run(path, [path.read_bytes()])
+    live, final, relay = run(path, [path.read_bytes()])
     for marker in (b'"tool_calls":[{', b'"function_call":{', b'"type":"tool_use"'):
         if marker == b'"tool_calls":[{' and b"n2-choices" in path.name.encode():
             continue  # choice 1 is passed through as sent (only choice 0 is followed)
@@ -222,6 +208,39 @@ def test_responses_unanswered_calls_and_notes() -> None:
     assert fixes.counts == {"unanswered_call_answered": 1, "repair_notes": 1}
 
 
+def test_the_table_has_one_row_per_api_and_routes_each_once() -> None:
+    assert set(APIS) == set(ApiProtocol)
+    for protocol, api in APIS.items():
+        assert api.protocol is protocol
+        assert api.relay.protocol is protocol
+    routes = {
+        ("POST", "/v1/chat/completions"): ApiProtocol.CHAT,
+        ("POST", "/chat/completions/"): ApiProtocol.CHAT,
+        ("POST", "/v1/messages"): ApiProtocol.ANTHROPIC,
+        ("POST", "/anthropic/v1/messages"): ApiProtocol.ANTHROPIC,
+        ("POST", "/v1/responses"): ApiProtocol.RESPONSES,
+        ("POST", "/v1/messages/count_tokens"): None,
+        ("GET", "/v1/responses"): None,
+        ("POST", "/v1/embeddings"): None,
+    }
+    for (method, path), want in routes.items():
+        api = api_for(method, path)
+        assert (api.protocol if api is not None else None) is want, (method, path)
+
+
+@pytest.mark.parametrize("module", ["app", "whole", "fixes"])
+def test_the_shared_flows_name_no_api(module: str) -> None:
+    """What differs per API is in its module: the shared flows reach it only through the
+    table (no API module imported, no ApiProtocol member named)."""
+    source = (Path(streamrepair.proxy.__file__).parent / f"{module}.py").read_text()
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            assert node.module not in {"chat", "anthropic", "responses"}, node.module
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            assert node.value.id != "ApiProtocol", ast.unparse(node)
+
+
 def test_what_is_held_after_the_end_is_bounded() -> None:
     stream = chat_stream(calls=(("c1", "get_weather", '{"city": "Oslo"}'),), model="m")
     end = stream.index(b"data: [DONE]")
@@ -246,7 +265,7 @@ def _payloads(data: bytes) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("path", CASES, ids=[p.name for p in CASES])
 def test_what_goes_out_keeps_the_protocol_grammar(path: Path) -> None:
-    live, final, relay = relay_run(path, [path.read_bytes()])
+    live, final, relay = run(path, [path.read_bytes()])
     chunks = _payloads(live + final)
     if relay.protocol is ApiProtocol.ANTHROPIC:
         started: list[int] = []
@@ -338,9 +357,7 @@ def test_damaged_streams_never_crash_a_relay(
     for at, junk in damage:
         at %= len(data) + 1
         data[at : at + len(junk)] = junk
-    relay = RELAYS[protocol](tools=usable_tools(_tools(path)))
-    out = b"".join(relay.feed(bytes(data))) + b"".join(relay.finish())
-    out += b"".join(relay.final())
+    out = b"".join(relay_run(RELAYS[protocol](tools=usable_tools(_tools(path))), [bytes(data)]))
     for event in out.decode("utf-8", errors="replace").split("\n\n"):
         lines = [line[6:] for line in event.split("\n") if line.startswith("data: ")]
         if lines and not lines[0].startswith("[DONE]") and lines[0].strip()[:1] in "{[":

@@ -27,19 +27,11 @@ from _proxy_support import (
     FakeUpstream,
     anthropic_client,
     as_sse,
-    close_clients,
     openai_client,
     protocol_of,
-    serving,
+    stack,
 )
 from streamrepair import RejectReason, TextDelta, ToolCallReady, ToolCallRejected, ToolCallStream
-from streamrepair.proxy import ProxyConfig, create_app
-
-
-@pytest.fixture(autouse=True)
-def _close_sdk_clients() -> Iterator[None]:
-    yield
-    close_clients()
 
 
 @dataclass(frozen=True)
@@ -105,11 +97,7 @@ class Received:
 
 @pytest.fixture(scope="module")
 def proxy() -> Iterator[str]:
-    fake = FakeUpstream(deepseek_rules=False)
-    with (
-        serving(fake.app()) as upstream,
-        serving(create_app(ProxyConfig(upstream=upstream))) as url,
-    ):
+    with stack(FakeUpstream(deepseek_rules=False)) as url:
         yield url
 
 

@@ -8,12 +8,9 @@ DeepSeek API rejects, and talks to it with the official SDKs or plain httpx.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import socket
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +26,11 @@ from _proxy_support import (
     Reply,
     anthropic_client,
     chat_stream,
-    close_clients,
     openai_client,
     serving,
     sse_events,
+    stack,
+    wait_for,
 )
 from streamrepair.proxy import FIXES_HEADER, ProxyConfig, create_app
 from streamrepair.telemetry import TelemetryLog
@@ -61,29 +59,6 @@ TOOLS = [
         },
     },
 ]
-
-
-@pytest.fixture(autouse=True)
-def _close_sdk_clients() -> Iterator[None]:
-    yield
-    close_clients()
-
-
-@contextlib.contextmanager
-def stack(fake: FakeUpstream, **config: Any) -> Iterator[str]:
-    with serving(fake.app()) as upstream:
-        app = create_app(ProxyConfig(upstream=upstream, **config))
-        with serving(app) as url:
-            yield url
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()
 
 
 # -- DeepSeek across turns ----------------------------------------------------------------
@@ -530,10 +505,17 @@ def test_client_disconnect_before_the_first_token_closes_the_upstream() -> None:
 
 
 def test_client_disconnect_while_a_call_streams_sends_nothing_runnable() -> None:
-    stream = chat_stream(
-        calls=(("call_1", "write_file", '{"path": "a.txt", "content": "' + "y" * 3000 + '"}'),),
-        model="gpt-test",
-    )
+    """The client hangs up while a call streams, after pieces of it reached the proxy: it
+    got none of the call, and the upstream stream is closed. The upstream sends a
+    keep-alive comment right after the call's first argument piece; the proxy passes
+    comments on as they come and keeps the upstream's order, so a client that read the
+    comment knows the piece before it reached the proxy. (A proxy that passed call pieces
+    straight through fails here: the client then holds a piece of the call.)"""
+    arguments = '{"path": "a.txt", "content": "' + "y" * 3000 + '"}'
+    stream = chat_stream(calls=(("call_1", "write_file", arguments),), model="gpt-test")
+    first_piece = stream.index(json.dumps(arguments[:5])[1:-1].encode())
+    cut = stream.index(b"\n\n", first_piece) + 2
+    stream = stream[:cut] + b": keep-alive\n\n" + stream[cut:]
     fake = FakeUpstream(script=[Reply(body=stream, chunk=300, delay=0.05)])
     received = b""
     with stack(fake) as url:
@@ -546,10 +528,13 @@ def test_client_disconnect_while_a_call_streams_sends_nothing_runnable() -> None
         with httpx.stream("POST", f"{url}/v1/chat/completions", json=body) as response:
             for piece in response.iter_bytes():
                 received += piece
-                if received.count(b"\n\n") >= 1:
+                if b": keep-alive" in received:
                     break
         assert wait_for(lambda: fake.streams_cancelled == 1)
+    assert b": keep-alive" in received  # read past the call's first piece
     assert b"tool_calls" not in received
+    assert b"write_file" not in received
+    assert fake.streams_finished == 0  # hung up while the call was still streaming
 
 
 def test_upstream_breaking_mid_stream_ends_with_an_error_event() -> None:
@@ -664,6 +649,31 @@ def test_other_paths_errors_and_unchanged_bodies_pass_through_untouched() -> Non
     assert seen[1].headers["x-custom"] == "1"
 
 
+def test_one_date_and_one_server_header_on_every_answer() -> None:
+    """The upstream's ``date`` and ``server`` are not passed on beside the ones uvicorn
+    writes for the proxy (a client got two of each): streamed, judged, passed through and
+    error answers carry one of each."""
+    stream = chat_stream(calls=(("call_1", "get_weather", '{"city": "Paris"}'),), model="m")
+    completion = {"id": "c", "object": "chat.completion", "choices": []}
+    error = {"error": {"message": "Invalid model", "type": "invalid_request_error"}}
+    fake = FakeUpstream(
+        script=[Reply(body=stream), Reply(json=completion), Reply(json=error, status=400)],
+        deepseek_rules=False,
+    )
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": TOOLS}
+    with stack(fake) as url:
+        answers = [
+            httpx.post(f"{url}/v1/chat/completions", json={**body, "stream": True}),
+            httpx.post(f"{url}/v1/chat/completions", json=body),
+            httpx.post(f"{url}/v1/chat/completions", json=body),
+            httpx.get(f"{url}/v1/models"),
+        ]
+    assert [a.status_code for a in answers] == [200, 200, 400, 200]
+    for answer in answers:
+        assert answer.headers.get_list("date") == [answer.headers["date"]]
+        assert answer.headers.get_list("server") == ["uvicorn"]
+
+
 # -- operations ---------------------------------------------------------------------------
 
 
@@ -698,13 +708,11 @@ def test_proxy_token_guards_and_swaps_the_key() -> None:
 
 def test_bounds_and_upstream_failures_get_protocol_errors() -> None:
     fake = FakeUpstream()
-    with serving(fake.app()) as upstream:
-        app = create_app(ProxyConfig(upstream=upstream, max_request_bytes=1000))
-        with serving(app) as url:
-            big = httpx.post(
-                f"{url}/v1/messages",
-                json={"model": "m", "messages": [{"role": "user", "content": "x" * 2000}]},
-            )
+    with stack(fake, max_request_bytes=1000) as url:
+        big = httpx.post(
+            f"{url}/v1/messages",
+            json={"model": "m", "messages": [{"role": "user", "content": "x" * 2000}]},
+        )
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         closed = sock.getsockname()[1]

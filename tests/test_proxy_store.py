@@ -20,7 +20,6 @@ from _proxy_support import (
     FakeUpstream,
     Reply,
     chat_stream,
-    close_clients,
     openai_client,
     serving,
 )
@@ -33,12 +32,6 @@ from streamrepair.proxy import (
     memo_key,
     open_store,
 )
-
-
-@pytest.fixture(autouse=True)
-def _close_sdk_clients() -> Iterator[None]:
-    yield
-    close_clients()
 
 
 def memo(call_id: str, size: int = 10) -> CallMemo:

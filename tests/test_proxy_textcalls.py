@@ -29,14 +29,16 @@ from hypothesis import strategies as st
 
 from _proxy_support import (
     FIXTURES,
+    RELAYS,
     FakeUpstream,
     anthropic_client,
     chat_as,
-    close_clients,
     openai_client,
     protocol_of,
     protocol_tools,
+    relay_run,
     serving,
+    split,
 )
 from streamrepair import (
     ReasoningDelta,
@@ -47,23 +49,13 @@ from streamrepair import (
 )
 from streamrepair.proxy import (
     TEXT_CALLS_HEADER,
-    AnthropicRelay,
-    ChatRelay,
     ProxyConfig,
-    Relay,
-    ResponsesRelay,
     create_app,
     notice_verdicts,
     usable_tools,
 )
 
 PROTOCOLS = ("chat", "anthropic", "responses")
-RELAYS: dict[str, type[Relay]] = {
-    "chat": ChatRelay,
-    "anthropic": AnthropicRelay,
-    "responses": ResponsesRelay,
-}
-PROVIDERS = {"chat": "openai", "anthropic": "anthropic", "responses": "responses"}
 #: Markers that must never reach the client as text when the stage is on.
 MARKUP = (
     "<tool_call>",
@@ -113,7 +105,7 @@ def _case(path: Path, protocol: str) -> Case:
     fmt = json.loads(path.with_name(stem + ".options.json").read_text())["text_tool_calls"]
     tools = protocol_tools(protocol, _chat_tools(path, fmt))
     body = chat_as(protocol, path.read_bytes())
-    core = ToolCallStream(tools=tools, text_tool_calls=fmt, provider=PROVIDERS[protocol])
+    core = ToolCallStream(tools=tools, text_tool_calls=fmt, provider=RELAYS[protocol].provider)
     events = core.feed(body) + core.finish()
     return Case(
         name=path.name,
@@ -149,16 +141,10 @@ def test_the_cases_cover_calls_cut_offs_and_look_alikes() -> None:
 # -- the relays alone -------------------------------------------------------------------------
 
 
-def relay_run(case: Case, pieces: list[bytes]) -> tuple[bytes, bytes, Relay]:
-    """(what went out while streaming, what went out at the end, the relay)."""
+def run(case: Case, pieces: list[bytes]) -> tuple[bytes, bytes]:
+    """(what went out while streaming, what went out at the end)."""
     relay = RELAYS[case.protocol](tools=usable_tools(case.tools), text_tool_calls=case.fmt)
-    live = b""
-    for piece in pieces:
-        live += b"".join(relay.feed(piece))
-        if relay.ended:
-            break
-    live += b"".join(relay.finish())
-    return live, b"".join(relay.final()), relay
+    return relay_run(relay, pieces)
 
 
 @dataclass
@@ -172,7 +158,7 @@ class Read:
 
 
 def read(case: Case, data: bytes) -> Read:
-    core = ToolCallStream(provider=PROVIDERS[case.protocol], tools=case.tools)
+    core = ToolCallStream(provider=RELAYS[case.protocol].provider, tools=case.tools)
     events = core.feed(data) + core.finish()
     assert core.done is not None
     return Read(
@@ -196,7 +182,7 @@ def check_read(case: Case, got: Read) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_the_client_gets_the_stage_text_and_the_calls(case: Case) -> None:
-    live, final, _ = relay_run(case, [case.body])
+    live, final = run(case, [case.body])
     got = read(case, live + final)
     check_read(case, got)
     # No call goes out before the end; the stop reason says what was sent.
@@ -210,9 +196,9 @@ def test_the_client_gets_the_stage_text_and_the_calls(case: Case) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_one_byte_at_a_time_gives_the_same_bytes(case: Case) -> None:
-    whole = relay_run(case, [case.body])
+    whole = run(case, [case.body])
     data = case.body
-    one = relay_run(case, [data[i : i + 1] for i in range(len(data))])
+    one = run(case, [data[i : i + 1] for i in range(len(data))])
     assert whole[0] + whole[1] == one[0] + one[1]
 
 
@@ -220,10 +206,8 @@ def test_one_byte_at_a_time_gives_the_same_bytes(case: Case) -> None:
 @given(st.sampled_from(CASES), st.lists(st.integers(min_value=1, max_value=20_000), max_size=25))
 def test_random_splits_give_the_same_bytes(case: Case, cuts: list[int]) -> None:
     data = case.body
-    points = sorted({c % (len(data) + 1) for c in cuts} - {0, len(data)})
-    pieces = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
-    whole = relay_run(case, [data])
-    other = relay_run(case, pieces)
+    whole = run(case, [data])
+    other = run(case, split(data, cuts))
     assert whole[0] + whole[1] == other[0] + other[1]
 
 
@@ -238,7 +222,7 @@ def _events(data: bytes) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.protocol == "anthropic"], ids=str)
 def test_anthropic_blocks_are_well_formed_and_never_empty(case: Case) -> None:
-    live, final, _ = relay_run(case, [case.body])
+    live, final = run(case, [case.body])
     started: dict[int, dict[str, Any]] = {}
     text: dict[int, str] = {}
     stopped: list[int] = []
@@ -264,7 +248,7 @@ def test_anthropic_blocks_are_well_formed_and_never_empty(case: Case) -> None:
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.protocol == "responses"], ids=str)
 def test_responses_items_are_numbered_and_listed_as_sent(case: Case) -> None:
-    live, final, _ = relay_run(case, [case.body])
+    live, final = run(case, [case.body])
     events = _events(live + final)
     numbers = [e["sequence_number"] for e in events]
     assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
@@ -290,12 +274,6 @@ def test_responses_items_are_numbered_and_listed_as_sent(case: Case) -> None:
 
 
 # -- through the proxy, read by the SDKs ------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def _close_sdk_clients() -> Iterator[None]:
-    yield
-    close_clients()
 
 
 @pytest.fixture(scope="module")
@@ -545,12 +523,7 @@ def test_streams_without_markup_read_the_same_with_the_stage_on(path: Path) -> N
 
     def relayed(pieces: list[bytes], fmt: str | None) -> bytes:
         relay = RELAYS[protocol](tools=usable_tools(tools), text_tool_calls=fmt)
-        out = b""
-        for piece in pieces:
-            out += b"".join(relay.feed(piece))
-            if relay.ended:
-                break
-        return out + b"".join(relay.finish()) + b"".join(relay.final())
+        return b"".join(relay_run(relay, pieces))
 
     def reading(out: bytes) -> tuple[Any, ...]:
         core = ToolCallStream(tools=tools)
@@ -571,21 +544,16 @@ def test_calls_from_text_stream_their_arguments_too(case: Case) -> None:
     """With progressive arguments on as well, a call read from text streams like a
     structured one: the same calls and text as held, the same bytes at any chunking."""
 
-    def run(pieces: list[bytes], on: bool) -> bytes:
+    def streamed(pieces: list[bytes], on: bool) -> bytes:
         relay = RELAYS[case.protocol](
             tools=usable_tools(case.tools), text_tool_calls=case.fmt, stream_arguments=on
         )
-        out = b""
-        for piece in pieces:
-            out += b"".join(relay.feed(piece))
-            if relay.ended:
-                break
-        return out + b"".join(relay.finish()) + b"".join(relay.final())
+        return b"".join(relay_run(relay, pieces))
 
-    on = run([case.body], True)
+    on = streamed([case.body], True)
     got = read(case, on)
     check_read(case, got)
-    held = read(case, run([case.body], False))
+    held = read(case, streamed([case.body], False))
     assert (got.calls, got.text, got.reasoning, got.stop) == (
         held.calls,
         held.text,
@@ -593,7 +561,7 @@ def test_calls_from_text_stream_their_arguments_too(case: Case) -> None:
         held.stop,
     )
     data = case.body
-    assert run([data[i : i + 1] for i in range(len(data))], True) == on
+    assert streamed([data[i : i + 1] for i in range(len(data))], True) == on
 
 
 def test_some_calls_from_text_do_stream() -> None:

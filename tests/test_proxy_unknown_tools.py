@@ -10,9 +10,7 @@ not know); a cut-off or unrepairable one is withheld like any other. ``schemas``
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,15 +18,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _proxy_support import (
+    RELAYS,
     FakeUpstream,
     Reply,
     anthropic_client,
     chat_stream,
-    close_clients,
     openai_client,
     protocol_tools,
-    serving,
+    relay_run,
+    split,
     sse_events,
+    stack,
 )
 from streamrepair import (
     RejectReason,
@@ -38,22 +38,12 @@ from streamrepair import (
     ToolCallStream,
 )
 from streamrepair.proxy import (
-    AnthropicRelay,
-    ChatRelay,
-    ProxyConfig,
     Relay,
-    ResponsesRelay,
-    create_app,
     usable_tools,
     with_schemas,
 )
 
 PROTOCOLS = ("chat", "anthropic", "responses")
-RELAYS: dict[str, type[Relay]] = {
-    "chat": ChatRelay,
-    "anthropic": AnthropicRelay,
-    "responses": ResponsesRelay,
-}
 # What Claude Code lists: its built-in tools only (one here).
 READ_TOOL = [
     {
@@ -77,12 +67,6 @@ MCP_SCHEMA = {
 # A trailing comma (syntax), a null in an optional field (a schema rule's business).
 BROKEN = '{"text": "hi", "repeat": null,}'
 CUT = '{"text": "a long answer that never'
-
-
-@pytest.fixture(autouse=True)
-def _close_sdk_clients() -> Iterator[None]:
-    yield
-    close_clients()
 
 
 def call_stream(
@@ -182,15 +166,10 @@ def _responses(calls: tuple[tuple[str, str, str], ...], cut: bool) -> bytes:
     return sse_events(*events, named=True)
 
 
-def relay_run(protocol: str, data: bytes, pieces: list[bytes], tools: Any) -> tuple[bytes, Relay]:
+def run(protocol: str, pieces: list[bytes], tools: Any) -> tuple[bytes, Relay]:
+    """(everything the relay sent, the relay)."""
     relay = RELAYS[protocol](tools=tools)
-    out = b""
-    for piece in pieces:
-        out += b"".join(relay.feed(piece))
-        if relay.ended:
-            break
-    out += b"".join(relay.finish())
-    return out + b"".join(relay.final()), relay
+    return b"".join(relay_run(relay, pieces)), relay
 
 
 def received(protocol: str, sent: bytes) -> list[Any]:
@@ -213,7 +192,7 @@ def read_back(protocol: str, sent: bytes) -> tuple[list[Any], StopReason | None]
 def test_a_call_to_an_unlisted_tool_goes_out_with_syntax_repairs_only(protocol: str) -> None:
     tools = usable_tools(protocol_tools(protocol, READ_TOOL))
     data = call_stream(protocol, (("call_1", MCP_NAME, BROKEN),))
-    sent, relay = relay_run(protocol, data, [data], tools)
+    sent, relay = run(protocol, [data], tools)
     (verdict,) = relay.verdicts
     assert isinstance(verdict, ToolCallReady)
     assert verdict.name == MCP_NAME
@@ -239,7 +218,7 @@ def test_a_listed_tool_keeps_its_schema_rules_beside_an_unlisted_one(protocol: s
         ("call_2", MCP_NAME, BROKEN),
     )
     data = call_stream(protocol, calls)
-    sent, relay = relay_run(protocol, data, [data], tools)
+    sent, relay = run(protocol, [data], tools)
     read, mcp = relay.verdicts
     assert isinstance(read, ToolCallReady)
     assert isinstance(mcp, ToolCallReady)
@@ -255,7 +234,7 @@ def test_a_listed_tool_keeps_its_schema_rules_beside_an_unlisted_one(protocol: s
 def test_a_cut_off_call_to_an_unlisted_tool_is_still_withheld(protocol: str) -> None:
     tools = usable_tools(protocol_tools(protocol, READ_TOOL))
     data = call_stream(protocol, (("call_1", MCP_NAME, CUT),), cut=True)
-    sent, relay = relay_run(protocol, data, [data], tools)
+    sent, relay = run(protocol, [data], tools)
     (verdict,) = relay.verdicts
     assert isinstance(verdict, ToolCallRejected)
     assert verdict.reason is RejectReason.CUT_OFF
@@ -268,7 +247,7 @@ def test_a_cut_off_call_to_an_unlisted_tool_is_still_withheld(protocol: str) -> 
 def test_an_unrepairable_call_to_an_unlisted_tool_is_still_withheld(protocol: str) -> None:
     tools = usable_tools(protocol_tools(protocol, READ_TOOL))
     data = call_stream(protocol, (("call_1", MCP_NAME, '{"text": "a"]'),))
-    sent, relay = relay_run(protocol, data, [data], tools)
+    sent, relay = run(protocol, [data], tools)
     (verdict,) = relay.verdicts
     assert isinstance(verdict, ToolCallRejected)
     assert verdict.reason is RejectReason.UNREPAIRABLE
@@ -290,7 +269,7 @@ def test_given_schemas_bring_the_schema_rules_and_the_request_s_own_schema_wins(
         ("call_2", MCP_NAME, BROKEN),
     )
     data = call_stream(protocol, calls)
-    _, relay = relay_run(protocol, data, [data], tools)
+    _, relay = run(protocol, [data], tools)
     read, mcp = relay.verdicts
     assert isinstance(read, ToolCallReady)
     assert isinstance(mcp, ToolCallReady)
@@ -321,25 +300,14 @@ def test_any_split_gives_the_same_bytes(protocol: str, cuts: list[int]) -> None:
         ("call_2", MCP_NAME, BROKEN),
     )
     data = call_stream(protocol, calls)
-    whole, _ = relay_run(protocol, data, [data], tools)
-    points = sorted({c % (len(data) + 1) for c in cuts} - {0, len(data)})
-    pieces = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
-    other, _ = relay_run(protocol, data, pieces, tools)
+    whole, _ = run(protocol, [data], tools)
+    other, _ = run(protocol, split(data, cuts), tools)
     assert whole == other
-    one, _ = relay_run(protocol, data, [data[i : i + 1] for i in range(len(data))], tools)
+    one, _ = run(protocol, [data[i : i + 1] for i in range(len(data))], tools)
     assert whole == one
 
 
 # -- through the server, with the official SDKs --------------------------------------------
-
-
-@contextlib.contextmanager
-def stack(fake: FakeUpstream, **config: Any) -> Iterator[str]:
-    with (
-        serving(fake.app()) as upstream,
-        serving(create_app(ProxyConfig(upstream=upstream, **config))) as url,
-    ):
-        yield url
 
 
 def sdk_calls(protocol: str, url: str, tools: list[dict[str, Any]]) -> list[tuple[str, Any]]:

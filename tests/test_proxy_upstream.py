@@ -6,12 +6,9 @@ upstream; and the app's slicing of what arrived at once."""
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import http.client
 import json
-import time
-from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,11 +21,11 @@ from _proxy_support import (
     FakeUpstream,
     Reply,
     chat_stream,
-    close_clients,
     openai_client,
-    serving,
+    stack,
+    wait_for,
 )
-from streamrepair.proxy import ChatRelay, ProxyConfig, create_app
+from streamrepair.proxy import ChatRelay
 from streamrepair.proxy.app import _SLICE_BYTES, _slices
 
 TOOLS = [
@@ -43,28 +40,9 @@ TOOLS = [
 CLIENTS = ["aiohttp", "httpx"]
 
 
-@pytest.fixture(autouse=True)
-def _close_sdk_clients() -> Iterator[None]:
-    yield
-    close_clients()
-
-
-@contextlib.contextmanager
-def stack(fake: FakeUpstream, client: str, **config: Any) -> Iterator[str]:
-    transport = httpx.AsyncHTTPTransport() if client == "httpx" else None
-    with serving(fake.app()) as upstream:
-        app = create_app(ProxyConfig(upstream=upstream, **config), transport=transport)
-        with serving(app) as url:
-            yield url
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()
+def transport(client: str) -> Any:
+    """The proxy's upstream client: aiohttp (no transport), or httpx on this one."""
+    return httpx.AsyncHTTPTransport() if client == "httpx" else None
 
 
 def _calls(url: str) -> list[tuple[str, Any]]:
@@ -86,7 +64,7 @@ def _calls(url: str) -> list[tuple[str, Any]]:
 def test_a_stream_is_relayed_and_repaired(client: str) -> None:
     stream = chat_stream(calls=(("call_1", "get_weather", '{"city": "Paris",}'),), model="m")
     fake = FakeUpstream(script=[Reply(body=stream, chunk=7)], deepseek_rules=False)
-    with stack(fake, client) as url:
+    with stack(fake, transport=transport(client)) as url:
         assert _calls(url) == [("get_weather", {"city": "Paris"})]
 
 
@@ -98,7 +76,7 @@ def test_requests_go_upstream_as_sent_and_no_cookie_is_kept(client: str) -> None
         script=[Reply(json=answer, headers=cookie), Reply(json=answer)], deepseek_rules=False
     )
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
-    with stack(fake, client) as url:
+    with stack(fake, transport=transport(client)) as url:
         # http.client sends no User-Agent and no Accept: nothing may be added upstream.
         where = urlsplit(url)
         connection = http.client.HTTPConnection(where.hostname or "", where.port)
@@ -137,7 +115,7 @@ def test_a_gzip_stream_is_read_and_an_unknown_encoding_passes_untouched(client: 
         ],
         deepseek_rules=False,
     )
-    with stack(fake, client) as url:
+    with stack(fake, transport=transport(client)) as url:
         assert _calls(url) == [("get_weather", {"city": "Rome"})]
         body = {"model": "m", "messages": [], "stream": True, "tools": TOOLS}
         with httpx.stream("POST", f"{url}/v1/chat/completions", json=body) as response:
@@ -150,7 +128,7 @@ def test_a_gzip_stream_is_read_and_an_unknown_encoding_passes_untouched(client: 
 def test_a_client_that_leaves_closes_the_upstream(client: str) -> None:
     stream = chat_stream(content="x" * 300, piece=1, model="m")
     fake = FakeUpstream(script=[Reply(body=stream, chunk=100, delay=0.05)], deepseek_rules=False)
-    with stack(fake, client) as url:
+    with stack(fake, transport=transport(client)) as url:
         body = {"model": "m", "messages": [], "stream": True}
         with httpx.stream("POST", f"{url}/v1/chat/completions", json=body) as response:
             for line in response.iter_lines():
@@ -164,7 +142,7 @@ def test_a_client_that_leaves_closes_the_upstream(client: str) -> None:
 def test_connections_are_reused(client: str) -> None:
     stream = chat_stream(content="hello", model="m")
     fake = FakeUpstream(script=[Reply(body=stream) for _ in range(5)], deepseek_rules=False)
-    with stack(fake, client) as url:
+    with stack(fake, transport=transport(client)) as url:
         for _ in range(5):
             body = {"model": "m", "messages": [], "stream": True}
             with httpx.stream("POST", f"{url}/v1/chat/completions", json=body) as response:

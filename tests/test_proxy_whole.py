@@ -14,7 +14,6 @@ import asyncio
 import copy
 import gzip
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -25,24 +24,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _proxy_support import (
+    RELAYS,
     FakeUpstream,
     Reply,
     anthropic_client,
     chat_stream,
-    close_clients,
     openai_client,
     protocol_tools,
-    serving,
+    stack,
 )
 from streamrepair import RejectReason, ToolCallReady, ToolCallRejected
 from streamrepair.proxy import (
     NOTICE_PREFIX,
-    AnthropicRelay,
     ChatRelay,
-    ProxyConfig,
     Relay,
-    ResponsesRelay,
-    create_app,
     judge_body,
 )
 
@@ -60,19 +55,8 @@ CHAT_TOOLS = [
     {"type": "function", "function": {"name": "write", "parameters": PARAMETERS}},
 ]
 TOOLS = {p: protocol_tools(p, CHAT_TOOLS) for p in ("chat", "anthropic", "responses")}
-RELAYS: dict[str, type[Relay]] = {
-    "chat": ChatRelay,
-    "anthropic": AnthropicRelay,
-    "responses": ResponsesRelay,
-}
 REPAIRABLE = '{"path": "notes.md", "limit": null,}'
 CUT = '{"path": "big.py", "content": "def main():\\n    retu'
-
-
-@pytest.fixture(autouse=True)
-def _close_sdk_clients() -> Iterator[None]:
-    yield
-    close_clients()
 
 
 # -- bodies as the three APIs send them ----------------------------------------------------
@@ -500,19 +484,6 @@ def _json(body: dict[str, Any]) -> Reply:
     return Reply(body=json.dumps(body, indent=1).encode(), media_type="application/json")
 
 
-def _stack(fake: FakeUpstream) -> Any:
-    import contextlib
-
-    @contextlib.contextmanager
-    def run() -> Iterator[str]:
-        with serving(fake.app()) as upstream:
-            app = create_app(ProxyConfig(upstream=upstream))
-            with serving(app) as url:
-                yield url
-
-    return run()
-
-
 def test_openai_chat_sdk_gets_repaired_calls_and_notices() -> None:
     valid = chat_body([("call_v", "read", '{"path": "a.md"}')], "tool_calls")
     fake = FakeUpstream(
@@ -525,7 +496,7 @@ def test_openai_chat_sdk_gets_repaired_calls_and_notices() -> None:
         ],
         deepseek_rules=False,
     )
-    with _stack(fake) as url:
+    with stack(fake) as url:
         client = openai_client(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
         ask: dict[str, Any] = {
             "model": "deepseek-v4-flash",
@@ -575,7 +546,7 @@ def test_anthropic_sdk_gets_repaired_inputs_and_notices() -> None:
         ],
         deepseek_rules=False,
     )
-    with _stack(fake) as url:
+    with stack(fake) as url:
         client = anthropic_client(base_url=url, api_key="sk-test", max_retries=0)
         ask: dict[str, Any] = {
             "model": "claude-x",
@@ -615,7 +586,7 @@ def test_openai_responses_sdk_gets_repaired_calls_and_notices() -> None:
         ],
         deepseek_rules=False,
     )
-    with _stack(fake) as url:
+    with stack(fake) as url:
         client = openai_client(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
         ask: dict[str, Any] = {"model": "gpt-x", "input": "go", "tools": TOOLS["responses"]}
         repaired = client.responses.create(**ask)
@@ -643,7 +614,7 @@ def test_a_non_streamed_repair_reaches_the_next_request() -> None:
     for a client that drops it, and the repair notes into the tool message."""
     first = chat_body([("call_r", "read", REPAIRABLE)], "tool_calls")
     fake = FakeUpstream(script=[_json(first), Reply(body=chat_stream(content="Done."))])
-    with _stack(fake) as url:
+    with stack(fake) as url:
         client = openai_client(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
         history: list[dict[str, Any]] = [{"role": "user", "content": "read it"}]
         answer = client.chat.completions.create(
@@ -686,7 +657,7 @@ def test_compressed_and_non_json_bodies_pass_untouched() -> None:
         deepseek_rules=False,
     )
     ask = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": CHAT_TOOLS}
-    with _stack(fake) as url, httpx.Client() as client:
+    with stack(fake) as url, httpx.Client() as client:
         zipped = client.post(f"{url}/v1/chat/completions", json=ask)
         plain = client.post(f"{url}/v1/chat/completions", json=ask)
     assert zipped.content == body  # decoded by httpx: the upstream's bytes, unjudged
@@ -702,10 +673,8 @@ def test_a_body_larger_than_the_bound_passes_unread() -> None:
         script=[Reply(body=data, media_type="application/json")], deepseek_rules=False
     )
     ask = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": CHAT_TOOLS}
-    with serving(fake.app()) as upstream:
-        app = create_app(ProxyConfig(upstream=upstream, max_request_bytes=2000))
-        with serving(app) as url:
-            answer = httpx.post(f"{url}/v1/chat/completions", json=ask)
+    with stack(fake, max_request_bytes=2000) as url:
+        answer = httpx.post(f"{url}/v1/chat/completions", json=ask)
     assert answer.content == data
     assert answer.headers["content-length"] == str(len(data))
 

@@ -184,12 +184,13 @@ def run_proxy(args: argparse.Namespace, telemetry: Any) -> int:
     try:
         import uvicorn
 
-        from ..proxy.app import ProxyConfig, create_app
+        from ..proxy.app import create_app
+        from ..proxy.config import ProxyConfig
         from ..proxy.store import DEFAULT_TTL, open_store
     except ImportError as exc:
         print(
             f"streamrepair serve: the proxy needs the serve extra ({exc.name} is missing): "
-            "pip install 'streamrepair[serve]'",
+            "pip install -e '.[serve]' from a checkout of streamrepair",
             file=sys.stderr,
         )
         return 2

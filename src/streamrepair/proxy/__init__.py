@@ -7,13 +7,19 @@ sans-IO :class:`~.relay.Relay` that sends text as it arrives and each tool call 
 repaired JSON once it is judged ready, and withholds (with a notice) what was cut off
 or cannot be repaired. See ``docs/proxy.md``.
 
-* :mod:`.relay`: :class:`Relay`, :class:`ArgumentEmitter`, :class:`HeldArguments`,
-  :class:`CallMemo`; :mod:`.chat`, :mod:`.anthropic`, :mod:`.responses`: one relay each;
+* :mod:`.chat`, :mod:`.anthropic`, :mod:`.responses`: one module per API, with all the
+  proxy does differently for it (its relay: :class:`ChatRelay`, ...), each one row of
+  the table of APIs (``_table.py``);
+* :mod:`.relay`: :class:`Relay` (the shared stream driving and end of a response);
+  :mod:`.emitters`: :class:`ArgumentEmitter`, :class:`HeldArguments`,
+  :class:`ProgressiveArguments`; :mod:`.wire`: :func:`sse_event`, :func:`notice_text`,
+  :func:`closing_stop`; :mod:`.memo`: :class:`CallMemo`;
 * :mod:`.whole`: :func:`judge_body` (a non-streamed response judged by the same relay);
 * :mod:`.fixes`: :func:`fix_request` (request-side fixes) and :func:`referenced_calls`;
 * :mod:`.store`: :class:`MemoryStore`, :class:`RedisStore`, :func:`open_store`;
 * :mod:`.metrics`: :class:`ProxyMetrics` (``/metrics``);
-* :mod:`.app`: :class:`ProxyConfig` and :func:`create_app` (needs the ``serve`` extra).
+* :mod:`.config`: :class:`ProxyConfig`; :mod:`.app`: :func:`create_app` (needs the
+  ``serve`` extra).
 
 The names are imported on first use.
 """
@@ -26,41 +32,37 @@ from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
     from .anthropic import AnthropicRelay as AnthropicRelay
-    from .app import DEFAULT_CONNECT_TIMEOUT as DEFAULT_CONNECT_TIMEOUT
-    from .app import DEFAULT_MAX_REQUEST_BYTES as DEFAULT_MAX_REQUEST_BYTES
-    from .app import DEFAULT_READ_TIMEOUT as DEFAULT_READ_TIMEOUT
     from .app import FIXES_HEADER as FIXES_HEADER
     from .app import STREAM_ARGUMENTS_HEADER as STREAM_ARGUMENTS_HEADER
     from .app import TEXT_CALLS_HEADER as TEXT_CALLS_HEADER
-    from .app import ProxyConfig as ProxyConfig
     from .app import create_app as create_app
     from .chat import ChatRelay as ChatRelay
+    from .config import DEFAULT_CONNECT_TIMEOUT as DEFAULT_CONNECT_TIMEOUT
+    from .config import DEFAULT_MAX_REQUEST_BYTES as DEFAULT_MAX_REQUEST_BYTES
+    from .config import DEFAULT_READ_TIMEOUT as DEFAULT_READ_TIMEOUT
+    from .config import ProxyConfig as ProxyConfig
+    from .emitters import FIELDS_CACHE_SIZE as FIELDS_CACHE_SIZE
+    from .emitters import ArgumentEmitter as ArgumentEmitter
+    from .emitters import HeldArguments as HeldArguments
+    from .emitters import ProgressiveArguments as ProgressiveArguments
+    from .emitters import argument_text as argument_text
+    from .emitters import streamable_fields as streamable_fields
     from .fixes import RequestFixes as RequestFixes
     from .fixes import fix_request as fix_request
     from .fixes import referenced_calls as referenced_calls
+    from .memo import CallMemo as CallMemo
+    from .memo import note_dicts as note_dicts
+    from .memo import turn_memos as turn_memos
     from .metrics import MAX_LABEL_VALUES as MAX_LABEL_VALUES
     from .metrics import ProxyMetrics as ProxyMetrics
-    from .progressive import FIELDS_CACHE_SIZE as FIELDS_CACHE_SIZE
-    from .progressive import ProgressiveArguments as ProgressiveArguments
-    from .progressive import streamable_fields as streamable_fields
     from .relay import MAX_HELD_EVENTS as MAX_HELD_EVENTS
-    from .relay import NOTICE_PREFIX as NOTICE_PREFIX
     from .relay import ApiProtocol as ApiProtocol
-    from .relay import ArgumentEmitter as ArgumentEmitter
-    from .relay import CallMemo as CallMemo
-    from .relay import HeldArguments as HeldArguments
     from .relay import Relay as Relay
-    from .relay import argument_text as argument_text
-    from .relay import closing_stop as closing_stop
-    from .relay import compact_json as compact_json
-    from .relay import memos_of_response as memos_of_response
-    from .relay import note_dicts as note_dicts
-    from .relay import notice_text as notice_text
-    from .relay import notice_verdicts as notice_verdicts
-    from .relay import sse_event as sse_event
+    from .relay import Renumbering as Renumbering
     from .relay import usable_tools as usable_tools
     from .relay import with_schemas as with_schemas
     from .responses import ResponsesRelay as ResponsesRelay
+    from .responses import notice_item as notice_item
     from .store import DEFAULT_MAX_CHARS as DEFAULT_MAX_CHARS
     from .store import DEFAULT_MAX_ENTRIES as DEFAULT_MAX_ENTRIES
     from .store import DEFAULT_TTL as DEFAULT_TTL
@@ -76,7 +78,13 @@ if _typing.TYPE_CHECKING:
     from .upstream import UpstreamResponse as UpstreamResponse
     from .whole import body_events as body_events
     from .whole import judge_body as judge_body
-    from .whole import notice_item as notice_item
+    from .whole import memos_of_response as memos_of_response
     from .whole import rewrite_body as rewrite_body
+    from .wire import NOTICE_PREFIX as NOTICE_PREFIX
+    from .wire import closing_stop as closing_stop
+    from .wire import compact_json as compact_json
+    from .wire import notice_text as notice_text
+    from .wire import notice_verdicts as notice_verdicts
+    from .wire import sse_event as sse_event
 
 __all__, __getattr__, __dir__ = attach(__name__, __file__)

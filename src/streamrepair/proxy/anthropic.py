@@ -1,6 +1,8 @@
-"""The Anthropic Messages relay.
+"""Anthropic Messages: everything the proxy does differently for this API, handed over
+as one row of the table of APIs (``_API``; ``_api.py`` says what each part is for).
 
-What the client receives (see ``relay.py`` for the general rules):
+Streams (:class:`AnthropicRelay`; ``relay.py`` for the general rules). What the client
+receives:
 
 * ``message_start``, ``ping``, text, thinking (with ``signature_delta``),
   ``redacted_thinking`` and server-tool blocks go out as they arrive; a block's
@@ -14,31 +16,44 @@ What the client receives (see ``relay.py`` for the general rules):
   call with the notice, then ``message_delta`` with ``stop_reason`` ``tool_use`` when a
   call was sent (Claude Code runs tools only then), ``max_tokens`` when one was cut off,
   and ``message_stop``. An ``error`` event ends the stream as the upstream sent it.
+
+Whole bodies (``whole.py``): the ``content`` is told as a stream (a ``tool_use`` block
+last at ``max_tokens`` is left open, as a stream cut there would leave it); each ready
+call keeps its block with the finished ``input``, the others leave, a ``text`` block per
+notice is appended, and ``stop_reason`` follows the calls kept.
+
+Requests (``fixes.py``): the thinking blocks the proxy streamed (with their signatures)
+are put back before the ``tool_use`` blocks of an assistant turn that lost them, unless
+thinking is off; a ``tool_use`` with no ``tool_result`` in the next user turn gets one;
+the repair notes go in the ``tool_result`` that answers a repaired call. The proxy's own
+errors are Anthropic error bodies, and the upstream's key goes in ``x-api-key``.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar, Final
 
 from ..events import Done, StreamEvent, ToolCallReady
-from .relay import (
-    ApiProtocol,
-    Relay,
-    closing_stop,
-    compact_json,
-    notice_text,
-    notice_verdicts,
-    sse_event,
-)
+from ..providers.normalizer import Provider
+from ..turn.history import ReasoningPolicy, copy_json
+from ._api import Answer, Api
+from ._history import add_id, count, dicts, not_started
+from .memo import CallMemo, turn_memos
+from .relay import ApiProtocol, Relay, Renumbering
+from .wire import closing_stop, compact_json, notice_text, notice_verdicts, sse_event
 
 __all__ = ["AnthropicRelay"]
+
+_THINKING: Final = ("thinking", "redacted_thinking")
 
 
 class AnthropicRelay(Relay):
     """Anthropic Messages: see the module docstring."""
 
     protocol: ClassVar[ApiProtocol] = ApiProtocol.ANTHROPIC
+    provider: ClassVar[Provider] = Provider.ANTHROPIC
     #: Measured in Claude Code 2.1.332: a ``tool_use`` block never closed is dropped, in
     #: every ending; a closed one is run (after a JSON parse). A rejected streamed call is
     #: left unclosed.
@@ -46,9 +61,7 @@ class AnthropicRelay(Relay):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self._held: set[int] = set()  # upstream indexes of withheld tool_use blocks
-        self._index: dict[int, int] = {}  # upstream index -> client index
-        self._next = 0
+        self._positions = Renumbering()  # upstream index -> client index
         self._starts: dict[str, dict[str, Any]] = {}  # tool id -> content_block as sent
         self._end_seen = False
         self._prefilled_stop = False  # the stop reason came on message_start
@@ -92,19 +105,14 @@ class AnthropicRelay(Relay):
         if kind == "content_block_start":
             block = chunk.get("content_block")
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                self._held.add(index)
+                self._positions.hold(index)
                 if isinstance(block.get("id"), str):
                     self._starts[block["id"]] = block
                 return
-            self._held.discard(index)
-            self._index[index] = self._next
-            self._next += 1
-        if index in self._held:
+            self._positions.start(index)
+        mapped = self._positions.place(index)  # a block never started gets the next place
+        if mapped is None:
             return
-        mapped = self._index.get(index)
-        if mapped is None:  # a delta for a block never started: give it the next place
-            mapped = self._index[index] = self._next
-            self._next += 1
         if mapped == index:
             out.append(sse_event(data, name))
         else:
@@ -190,8 +198,7 @@ class AnthropicRelay(Relay):
         return self._begin(out, index, self._textual[index], block)
 
     def _begin(self, out: list[bytes], index: int | None, kind: str, block: dict[str, Any]) -> int:
-        mapped = self._next
-        self._next += 1
+        mapped = self._positions.take()
         out.append(_event("content_block_start", index=mapped, content_block=block))
         self._open = (index, kind, mapped)
         return mapped
@@ -209,8 +216,7 @@ class AnthropicRelay(Relay):
             self._close_open(out)
             start = dict(self._starts.get(call_id) or {"type": "tool_use"})
             start.update(id=call_id, name=name, input={})
-            self._streamed_index = self._next
-            self._next += 1
+            self._streamed_index = self._positions.take()
             out.append(
                 _event("content_block_start", index=self._streamed_index, content_block=start)
             )
@@ -228,12 +234,11 @@ class AnthropicRelay(Relay):
         kept = []
         for i, block in enumerate(content):
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                self._held.add(i)
+                self._positions.hold(i)
                 if isinstance(block.get("id"), str):
                     self._starts[block["id"]] = {**block, "input": {}}
             else:
-                self._index[i] = self._next
-                self._next += 1
+                self._positions.start(i)
                 kept.append(block)
         if len(kept) == len(content):
             return None
@@ -252,56 +257,43 @@ class AnthropicRelay(Relay):
         blocks = tuple(
             b
             for b in (content if isinstance(content, list) else [])
-            if isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")
+            if isinstance(b, dict) and b.get("type") in _THINKING
         )
         return None, blocks
 
-    def _final(self, done: Done) -> list[bytes]:
-        out: list[bytes] = []
-        streamed = self._streamed_ready()
-        if streamed is not None:  # the streamed call is ready: its rest, and its end
-            _, rest = streamed
-            if rest:
-                delta = {"type": "input_json_delta", "partial_json": rest}
-                out.append(_event("content_block_delta", index=self._streamed_index, delta=delta))
-            out.append(_event("content_block_stop", index=self._streamed_index))
-        # (A streamed call that was rejected stays unclosed: never runnable.)
-        out.extend(self._behind)
-        for reasoning, text in self._late_pieces():  # held by the text-call stage
+    # -- the end: the pieces of Relay._ending -------------------------------------------------
+
+    def _end_streamed(self, out: list[bytes], call: ToolCallReady, rest: str) -> None:
+        if rest:
+            delta = {"type": "input_json_delta", "partial_json": rest}
+            out.append(_event("content_block_delta", index=self._streamed_index, delta=delta))
+        out.append(_event("content_block_stop", index=self._streamed_index))
+
+    def _late_text(self, out: list[bytes], pieces: list[tuple[bool, str]]) -> None:
+        for reasoning, text in pieces:  # held by the text-call stage
             self._put(out, reasoning, text, None)
         self._close_open(out)
-        index = self._next
-        for verdict in self.verdicts:
-            if not isinstance(verdict, ToolCallReady) or verdict.call_id == self.streamed:
-                continue
-            start = dict(self._starts.get(verdict.origin_id) or {"type": "tool_use"})
-            start.update(id=verdict.call_id, name=verdict.name, input={})
-            arguments = self._arguments(verdict)
-            out.append(_event("content_block_start", index=index, content_block=start))
-            out.append(
-                _event(
-                    "content_block_delta",
-                    index=index,
-                    delta={"type": "input_json_delta", "partial_json": arguments},
-                )
-            )
-            out.append(_event("content_block_stop", index=index))
-            index += 1
-        for verdict in notice_verdicts(self.verdicts):
-            block = {"type": "text", "text": ""}
-            out.append(_event("content_block_start", index=index, content_block=block))
-            out.append(
-                _event(
-                    "content_block_delta",
-                    index=index,
-                    delta={"type": "text_delta", "text": notice_text(verdict)},
-                )
-            )
-            out.append(_event("content_block_stop", index=index))
-            index += 1
-        stop = closing_stop(
-            self.upstream_stop, self.verdicts, tool="tool_use", length="max_tokens", stop="end_turn"
-        )
+
+    def _send_call(self, out: list[bytes], ready: ToolCallReady, arguments: str) -> None:
+        start = dict(self._starts.get(ready.origin_id) or {"type": "tool_use"})
+        start.update(id=ready.call_id, name=ready.name, input={})
+        delta = {"type": "input_json_delta", "partial_json": arguments}
+        self._block(out, start, delta)
+
+    def _send_notice(self, out: list[bytes], number: int, text: str) -> None:
+        self._block(out, {"type": "text", "text": ""}, {"type": "text_delta", "text": text})
+
+    def _block(self, out: list[bytes], start: dict[str, Any], delta: dict[str, Any]) -> None:
+        """A whole block at the next index: its start, one delta, its stop."""
+        index = self._positions.take()
+        out.append(_event("content_block_start", index=index, content_block=start))
+        out.append(_event("content_block_delta", index=index, delta=delta))
+        out.append(_event("content_block_stop", index=index))
+
+    def _stops(self) -> tuple[str, str, str]:
+        return "tool_use", "max_tokens", "end_turn"
+
+    def _send_tail(self, out: list[bytes], stop: str | None) -> None:
         has_delta = any('"message_delta"' in data for _, data in self.tail.events)
         for name, data in self.tail.events:
             if stop != self.upstream_stop and '"message_delta"' in data:
@@ -316,7 +308,6 @@ class AnthropicRelay(Relay):
                     )
                 )
             out.append(sse_event(data, name))
-        return out
 
     def error_event(self, message: str) -> bytes:
         return _event("error", error={"type": "api_error", "message": message})
@@ -336,3 +327,211 @@ def _with_stop(data: str, stop: str | None) -> str:
         return data
     delta["stop_reason"] = stop
     return compact_json(chunk)
+
+
+def _error_body(status: int, message: str, kind: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+# -- whole bodies ----------------------------------------------------------------------------
+
+
+def _body_events(body: dict[str, Any]) -> list[tuple[str | None, str]] | None:
+    content = body.get("content")
+    if not isinstance(content, list) or body.get("type", "message") != "message":
+        return None
+    if not any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):
+        return None
+    ends = ("content", "stop_reason", "stop_sequence")
+    message = {k: v for k, v in body.items() if k not in ends}
+    message.update(content=[], stop_reason=None, stop_sequence=None)
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
+    reason = body.get("stop_reason")
+    # At the output limit the last block is the one the model was writing: a tool_use
+    # there is unfinished even though its input arrives as an object (the server parsed
+    # what there was), so its block is left open, as a stream cut there would leave it.
+    unfinished = len(content) - 1 if reason == "max_tokens" else -1
+    for index, block in enumerate(content):
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use":
+            start = {**block, "input": {}}
+            events.append({"type": "content_block_start", "index": index, "content_block": start})
+            given = block.get("input")
+            text = given if isinstance(given, str) else "" if given is None else compact_json(given)
+            if text:
+                delta = {"type": "input_json_delta", "partial_json": text}
+                events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        else:
+            events.append({"type": "content_block_start", "index": index, "content_block": block})
+        if index != unfinished:
+            events.append({"type": "content_block_stop", "index": index})
+    if isinstance(reason, str) and reason:
+        stop = {"stop_reason": reason, "stop_sequence": body.get("stop_sequence")}
+        end: dict[str, Any] = {"type": "message_delta", "delta": stop}
+        if isinstance(body.get("usage"), dict):
+            end["usage"] = body["usage"]
+        events.append(end)
+    events.append({"type": "message_stop"})
+    return [(str(e["type"]), compact_json(e)) for e in events]
+
+
+def _rewrite_body(relay: Relay, body: dict[str, Any]) -> dict[str, Any]:
+    verdicts = relay.verdicts
+    content: list[Any] = []
+    for index, block in enumerate(body["content"]):
+        if not isinstance(block, dict) or block.get("type") != "tool_use":
+            content.append(block)
+            continue
+        for verdict in relay.verdicts_at(index):
+            if isinstance(verdict, ToolCallReady):
+                entry = {**block, "name": verdict.name}
+                if verdict.call_id != verdict.origin_id:
+                    entry["id"] = verdict.call_id
+                if block.get("input") != verdict.arguments:
+                    entry["input"] = verdict.arguments
+                content.append(block if entry == block else entry)
+    for verdict in notice_verdicts(verdicts):
+        content.append({"type": "text", "text": notice_text(verdict)})
+    out = {**body, "content": content}
+    stop = closing_stop(
+        relay.upstream_stop, verdicts, tool="tool_use", length="max_tokens", stop="end_turn"
+    )
+    if stop != relay.upstream_stop:
+        out["stop_reason"] = stop
+    return out
+
+
+def _memos(body: dict[str, Any]) -> list[CallMemo]:
+    """The thinking blocks of a body passed through unread, on its first call."""
+    content = body.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    calls = [(b.get("id"), b.get("name")) for b in blocks if b.get("type") == "tool_use"]
+    thinking = tuple(b for b in blocks if b.get("type") in _THINKING)
+    return turn_memos(calls, thinking=thinking)
+
+
+# -- requests ----------------------------------------------------------------------------------
+
+
+def _referenced_calls(body: Mapping[str, Any]) -> list[str]:
+    ids: dict[str, None] = {}
+    for message in dicts(body.get("messages")):
+        for block in dicts(message.get("content")):
+            add_id(ids, block.get("id") if block.get("type") == "tool_use" else None)
+            add_id(ids, block.get("tool_use_id") if block.get("type") == "tool_result" else None)
+    return list(ids)
+
+
+def _before(
+    body: dict[str, Any],
+    memos: Mapping[str, CallMemo],
+    policy: ReasoningPolicy,
+    counts: dict[str, int],
+) -> bool:
+    messages = body["messages"]
+    thinking = body.get("thinking")
+    thinking_off = (
+        isinstance(thinking, dict) and thinking.get("type") == "disabled"
+    ) or policy is ReasoningPolicy.NEVER_SEND
+    changed = False
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        uses = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+        if not uses:
+            continue
+        has_thinking = any(isinstance(b, dict) and b.get("type") in _THINKING for b in content)
+        if not has_thinking and not thinking_off:
+            known = [memos[u["id"]] for u in uses if u.get("id") in memos]
+            found = next((m.thinking for m in known if m.thinking), ())
+            if found:
+                messages[i] = {**message, "content": [*copy_json(list(found)), *content]}
+                count(counts, "thinking_restored")
+                changed = True
+        ids = [u.get("id") for u in uses if isinstance(u.get("id"), str)]
+        after = messages[i + 1] if i + 1 < len(messages) else None
+        if not isinstance(after, dict) or after.get("role") != "user":
+            continue
+        reply = after.get("content")
+        blocks = (
+            reply
+            if isinstance(reply, list)
+            else ([{"type": "text", "text": reply}] if isinstance(reply, str) and reply else [])
+        )
+        answered = {
+            b.get("tool_use_id")
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        }
+        missing = [u for u in uses if u.get("id") in ids and u.get("id") not in answered]
+        if missing:
+            added = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": u["id"],
+                    "is_error": True,
+                    "content": not_started(u["id"], str(u.get("name") or ""), u.get("input")),
+                }
+                for u in missing
+            ]
+            messages[i + 1] = {**after, "content": [*added, *blocks]}
+            count(counts, "unanswered_call_answered", len(missing))
+            changed = True
+    return changed
+
+
+def _answers(messages: list[Any]) -> Iterator[Answer]:
+    """Each ``tool_result`` block of a user turn; a block's history is the turns before
+    it and the other blocks of its turn."""
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        blocks = list(content)
+        for k, block in enumerate(blocks):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                yield _answer(messages, i, blocks, k)
+
+
+def _answer(messages: list[Any], i: int, blocks: list[Any], k: int) -> Answer:
+    block = blocks[k]
+
+    def earlier() -> list[Any]:
+        out: list[Any] = [m for m in messages[:i] if isinstance(m, dict)]
+        out.append({"content": [b for b in blocks if b is not block]})
+        return out
+
+    def replace(content: Any) -> None:
+        blocks[k] = {**block, "content": content}
+        messages[i] = {**messages[i], "content": blocks}
+
+    return Answer(
+        call_id=block.get("tool_use_id", ""),
+        content=block.get("content"),
+        earlier=earlier,
+        replace=replace,
+    )
+
+
+_API: Final = Api(
+    protocol=ApiProtocol.ANTHROPIC,
+    relay=AnthropicRelay,
+    path="/messages",
+    follows=lambda body: True,
+    key_header="x-api-key",
+    error_body=_error_body,
+    body_events=_body_events,
+    rewrite_body=_rewrite_body,
+    history="messages",
+    referenced_calls=_referenced_calls,
+    before=_before,
+    answers=_answers,
+    note_part="text",
+    memos=_memos,
+)

@@ -1,19 +1,20 @@
 """The ASGI application: Starlette in front, one pooled upstream client behind
 (``upstream.py``: aiohttp, or httpx when a transport is given).
 
-Every request goes to ``upstream + path`` with its method, query, headers and body. Three
-kinds of request are looked at (``POST``, JSON body):
+Every request goes to ``upstream + path`` with its method, query, headers and body. The
+requests of an API the proxy repairs are looked at (``POST``, JSON body; the table of
+APIs, ``_table.py``, routes them: ``.../chat/completions``, ``.../messages`` but not
+``count_tokens``, ``.../responses``):
 
-* ``.../chat/completions`` (Chat Completions), ``.../messages`` (Anthropic Messages, not
-  ``count_tokens``) and ``.../responses`` (Responses): the request-side fixes of
-  ``fixes.py`` (with the memos the store holds for the calls the history mentions);
-  when ``stream`` is true and the upstream answers ``200`` with an event stream, the
-  response goes through the protocol's :class:`~.relay.Relay`; when it is not and the
+* the request-side fixes of ``fixes.py`` (with the memos the store holds for the calls
+  the history mentions);
+* when ``stream`` is true and the upstream answers ``200`` with an event stream, the
+  response goes through the API's :class:`~.relay.Relay`; when it is not and the
   upstream answers ``200`` with an uncompressed JSON body, the body is read whole and
   judged by the same relay (``whole.py``: sent byte for byte when nothing changes);
-* everything else, error answers, compressed or non-JSON bodies and requests with
-  ``n > 1`` are passed through untouched: status, headers and body bytes as the
-  upstream sent them.
+* everything else, error answers, compressed or non-JSON bodies and requests the API
+  does not follow (Chat Completions with ``n > 1``) are passed through untouched:
+  status, headers and body bytes as the upstream sent them.
 
 The proxy's own paths: ``GET /healthz`` (liveness, and whether the store answers) and
 ``GET /metrics`` (Prometheus text). Its own optional bearer token (``token``) is checked
@@ -28,12 +29,12 @@ timings, model, what was repaired and fixed; never a header value or a body.
 from __future__ import annotations
 
 import contextlib
+import enum
 import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -44,14 +45,13 @@ from starlette.routing import Route
 
 from ..errors import UpstreamBroken, UpstreamTimeout, UpstreamUnreachable
 from ..providers.textcalls import TextCallFormat
-from ..syntax.assembler import DEFAULT_MAX_SIZE
-from ..telemetry.log import TelemetryLog
-from .anthropic import AnthropicRelay
-from .chat import ChatRelay
+from ._api import Api, openai_error
+from ._table import api_for
+from .config import ProxyConfig
 from .fixes import RequestFixes, fix_request, referenced_calls
+from .memo import CallMemo
 from .metrics import ProxyMetrics
-from .relay import ApiProtocol, CallMemo, Relay, memos_of_response, usable_tools, with_schemas
-from .responses import ResponsesRelay
+from .relay import Relay, usable_tools, with_schemas
 from .store import MemoryStore, StateStore, memo_key
 from .upstream import (
     DECODABLE_ENCODINGS,
@@ -60,29 +60,18 @@ from .upstream import (
     UpstreamClient,
     UpstreamResponse,
 )
-from .whole import judge_body
+from .whole import judge_body, memos_of_response
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = [
-    "DEFAULT_CONNECT_TIMEOUT",
-    "DEFAULT_MAX_REQUEST_BYTES",
-    "DEFAULT_READ_TIMEOUT",
     "FIXES_HEADER",
     "STREAM_ARGUMENTS_HEADER",
     "TEXT_CALLS_HEADER",
-    "ProxyConfig",
     "create_app",
 ]
 
-#: Largest request body accepted (bytes): long agent histories run to megabytes.
-DEFAULT_MAX_REQUEST_BYTES: Final = 32 * 2**20
-#: Seconds to open a connection to the upstream.
-DEFAULT_CONNECT_TIMEOUT: Final = 10.0
-#: Seconds without a byte from the upstream before giving up (DeepSeek closes a queued
-#: request after 10 minutes; its keep-alive comments count as bytes).
-DEFAULT_READ_TIMEOUT: Final = 600.0
 #: Response header listing the request-side fixes applied (``name=count, ...``).
 FIXES_HEADER: Final = "x-streamrepair-request-fixes"
 #: Request header that sets text tool calls for one request: a format name, ``auto``, or
@@ -107,11 +96,10 @@ _HOP_BY_HOP: Final = frozenset(
         "content-length",
     }
 )
-_RELAYS: Final[dict[ApiProtocol, type[Relay]]] = {
-    ApiProtocol.CHAT: ChatRelay,
-    ApiProtocol.ANTHROPIC: AnthropicRelay,
-    ApiProtocol.RESPONSES: ResponsesRelay,
-}
+#: Headers of the upstream's answer the proxy does not pass on: the hop-by-hop ones, and
+#: ``date`` and ``server``, which the server the proxy runs under writes itself (uvicorn
+#: does; passed on, the client got two of each).
+_ANSWER_DROPPED: Final = _HOP_BY_HOP | {"date", "server"}
 _TOKEN_HEADER: Final = "x-streamrepair-token"
 #: Seconds spent reading past an upstream's end marker to keep its connection pooled.
 _DRAIN_SECONDS: Final = 0.5
@@ -120,76 +108,19 @@ _SLICE_BYTES: Final = 4096
 _LOGGER = logging.getLogger("streamrepair.proxy")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProxyConfig:
-    """How the proxy runs. ``upstream`` is the base URL requests are forwarded to
-    (``https://api.deepseek.com``, ``https://api.deepseek.com/anthropic``...): the
-    request's path is appended (a ``/v1`` that both end and start with is kept once).
+class _Handling(enum.Enum):
+    """What the proxy does with an upstream's answer."""
 
-    ``token``: when set, every request but ``/healthz`` must carry it, as
-    ``Authorization: Bearer``, ``x-api-key`` or ``x-streamrepair-token``; in the first two
-    cases it is replaced by ``upstream_key`` (the proxy then holds the upstream's key),
-    in the third the client's own auth headers go upstream. ``telemetry`` gets a record
-    per judged call.
-
-    ``text_tool_calls`` (``"auto"`` or a :class:`~streamrepair.TextCallFormat` name;
-    default None: off) reads tool calls the model wrote as text in streamed replies to
-    requests that declare ``tools`` (a server without a tool parser) and sends them as
-    calls; a request's ``x-streamrepair-text-tool-calls`` header (a format, ``auto`` or
-    ``off``) overrides it for that request.
-
-    ``stream_arguments`` (default False) streams the first tool call's arguments as they
-    become final, on Anthropic Messages and Responses (Chat Completions calls are always
-    held: no client can be kept from running a half-sent one); a request's
-    ``x-streamrepair-stream-arguments`` header (``on`` or ``off``) overrides it.
-
-    ``schemas`` (tool name -> parameter schema, as ``load_schema_files`` reads them) are
-    the schemas of tools a request does not list: a call to one of them gets its schema
-    rules too (Claude Code's deferred MCP tools, which are not in the request's
-    ``tools``). A tool the request lists keeps the request's own schema. A call to a
-    name in neither gets the syntax repairs only, and is sent like any other.
-    """
-
-    upstream: str
-    token: str | None = None
-    upstream_key: str | None = None
-    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
-    max_argument_chars: int = DEFAULT_MAX_SIZE
-    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
-    read_timeout: float = DEFAULT_READ_TIMEOUT
-    max_connections: int = 512
-    access_log: bool = True
-    telemetry: TelemetryLog | None = None
-    text_tool_calls: str | None = None
-    stream_arguments: bool = False
-    schemas: Mapping[str, Mapping[str, Any]] | None = None
-
-    def __post_init__(self) -> None:
-        if not self.upstream.startswith(("http://", "https://")):
-            raise ValueError(f"upstream must be an http(s) URL, not {self.upstream!r}")
-        if self.text_tool_calls is not None:
-            TextCallFormat.parse(self.text_tool_calls)  # ValueError names the known ones
-        if self.max_request_bytes < 1 or self.max_argument_chars < 1:
-            raise ValueError("max_request_bytes and max_argument_chars must be positive")
+    RELAY = "relay"  # a stream, through the API's relay
+    JUDGE = "judge"  # a whole body, judged by the API's relay (whole.py)
+    REMEMBER = "remember"  # a whole body passed through, its memos read (n > 1)
+    PASS = "pass"  # passed through untouched
 
 
-def _protocol(method: str, path: str) -> ApiProtocol | None:
-    if method != "POST":
-        return None
-    path = path.rstrip("/")
-    if path.endswith("/chat/completions"):
-        return ApiProtocol.CHAT
-    if path.endswith("/messages"):
-        return ApiProtocol.ANTHROPIC
-    if path.endswith("/responses"):
-        return ApiProtocol.RESPONSES
-    return None
-
-
-def _error_body(protocol: ApiProtocol | None, status: int, message: str, kind: str) -> Any:
-    if protocol is ApiProtocol.ANTHROPIC:
-        return {"type": "error", "error": {"type": kind, "message": message}}
-    return {"error": {"message": message, "type": kind, "code": status}}
+def _error(api: Api | None, status: int, message: str, kind: str) -> JSONResponse:
+    """The proxy's own error answer, in the API's shape."""
+    body = (api.error_body if api is not None else openai_error)(status, message, kind)
+    return JSONResponse(body, status_code=status)
 
 
 class _Proxy:
@@ -273,9 +204,8 @@ class _Proxy:
         presented, _ = self._presented(request)
         return presented is not None and hmac.compare_digest(presented.encode(), token.encode())
 
-    def _unauthorized(self, protocol: ApiProtocol | None) -> Response:
-        body = _error_body(protocol, 401, "missing or wrong proxy token", "authentication_error")
-        return JSONResponse(body, status_code=401)
+    def _unauthorized(self, api: Api | None) -> Response:
+        return _error(api, 401, "missing or wrong proxy token", "authentication_error")
 
     # -- forwarding ------------------------------------------------------------------------
 
@@ -286,7 +216,7 @@ class _Proxy:
         query = request.url.query
         return f"{self.base}{path}" + (f"?{query}" if query else "")
 
-    def _headers(self, request: Request, protocol: ApiProtocol | None) -> list[tuple[str, str]]:
+    def _headers(self, request: Request, api: Api | None) -> list[tuple[str, str]]:
         drop = set(_HOP_BY_HOP)
         drop.update((TEXT_CALLS_HEADER, STREAM_ARGUMENTS_HEADER))
         extra: list[tuple[str, str]] = []
@@ -297,10 +227,10 @@ class _Proxy:
                 drop.update({"authorization", "x-api-key"})
                 key = self.config.upstream_key
                 if key:
-                    if protocol is ApiProtocol.ANTHROPIC or where == "x-api-key":
+                    if where == "x-api-key" or (api is not None and api.key_header == "x-api-key"):
                         extra.append(("x-api-key", key))
                     extra.append(("authorization", f"Bearer {key}"))
-        if protocol is not None:
+        if api is not None:
             drop.add("accept-encoding")  # the relay reads the stream: ask for it plain
             extra.append(("accept-encoding", "identity"))
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in drop]
@@ -326,36 +256,32 @@ class _Proxy:
 
     async def handle(self, request: Request) -> Response:
         started = time.perf_counter()
-        protocol = _protocol(request.method, request.url.path)
+        api = api_for(request.method, request.url.path)
         info: dict[str, Any] = {
             "method": request.method,
             "path": request.url.path,
-            "protocol": protocol.value if protocol else None,
+            "protocol": api.protocol.value if api is not None else None,
         }
         if not self._authorized(request):
-            return self._finish_log(self._unauthorized(protocol), info, started)
+            return self._finish_log(self._unauthorized(api), info, started)
         try:
             body = await self._read_body(request)
         except ClientDisconnect:
             return self._finish_log(Response(status_code=499), info, started)
         if body is None:
             message = f"request body larger than {self.config.max_request_bytes} bytes"
-            response = JSONResponse(
-                _error_body(protocol, 413, message, "request_too_large"), status_code=413
-            )
+            response = _error(api, 413, message, "request_too_large")
             return self._finish_log(response, info, started)
         info["request_bytes"] = len(body)
         try:
             text_calls = self._text_calls(request)
             stream_arguments = self._stream_arguments(request)
         except ValueError as exc:
-            response = JSONResponse(
-                _error_body(protocol, 400, str(exc), "invalid_request_error"), status_code=400
-            )
+            response = _error(api, 400, str(exc), "invalid_request_error")
             return self._finish_log(response, info, started)
         parsed: dict[str, Any] | None = None
         fixes = RequestFixes()
-        if protocol is not None:
+        if api is not None:
             try:
                 candidate = json.loads(body) if body else None
             except (ValueError, RecursionError):
@@ -365,7 +291,7 @@ class _Proxy:
                 model = parsed.get("model")
                 info["model"] = model if isinstance(model, str) else ""
                 info["stream"] = parsed.get("stream") is True
-                fixes = await self._fix(request, protocol, parsed)
+                fixes = await self._fix(request, api, parsed)
                 if fixes.body is not None:
                     body = json.dumps(fixes.body, ensure_ascii=False, separators=(",", ":")).encode(
                         "utf-8"
@@ -377,22 +303,30 @@ class _Proxy:
         assert self.client is not None, "the app's lifespan has not started"
         try:
             answer = await self.client.send(
-                request.method, self._url(request), self._headers(request, protocol), body
+                request.method, self._url(request), self._headers(request, api), body
             )
         except UpstreamTimeout as exc:
             message = f"upstream timed out: {exc.kind}"
-            return self._upstream_failed(protocol, 504, message, info, started)
+            return self._upstream_failed(api, 504, message, info, started)
         except UpstreamUnreachable as exc:
             message = f"upstream unreachable: {exc.kind}"
-            return self._upstream_failed(protocol, 502, message, info, started)
+            return self._upstream_failed(api, 502, message, info, started)
         info["upstream_status"] = answer.status
-        relay = self._relay_for(protocol, parsed, answer, text_calls, stream_arguments)
-        whole = self._whole_for(protocol, parsed, answer) if relay is None else None
+        handling = _handling(api, parsed, answer)
+        relay = whole = None
+        if handling is _Handling.RELAY:
+            assert api is not None
+            assert parsed is not None
+            relay = self._new_relay(api, parsed, text_calls, stream_arguments)
+        elif handling is _Handling.JUDGE:
+            assert api is not None
+            assert parsed is not None
+            whole = self._new_relay(api, parsed)
         if relay is not None and relay.text_calls:
             info["text_tool_calls"] = text_calls
         if relay is not None and relay.stream_arguments:
             info["stream_arguments"] = True
-        drop = set(_HOP_BY_HOP)
+        drop = set(_ANSWER_DROPPED)
         if relay is not None:
             drop.add("content-encoding")
         elif whole is None:
@@ -403,7 +337,7 @@ class _Proxy:
         if whole is not None:
             return await self._judge(request, whole, answer, headers, info, started)
         if relay is None:
-            remember = self._remembers(protocol, parsed, answer)
+            remember = api if handling is _Handling.REMEMBER else None
             stream = self._pass(answer, info, started, remember, request)
         else:
             stream = self._relay(request, relay, answer, parsed or {}, info, started)
@@ -411,10 +345,8 @@ class _Proxy:
         streaming.raw_headers = _raw(headers)
         return streaming
 
-    async def _fix(
-        self, request: Request, protocol: ApiProtocol, parsed: dict[str, Any]
-    ) -> RequestFixes:
-        ids = referenced_calls(protocol, parsed)
+    async def _fix(self, request: Request, api: Api, parsed: dict[str, Any]) -> RequestFixes:
+        ids = referenced_calls(api.protocol, parsed)
         memos: dict[str, CallMemo] = {}
         if ids:
             credential = self._credential(request)
@@ -422,7 +354,7 @@ class _Proxy:
             found = await self.store.get(keys)
             memos = {keys[k]: memo for k, memo in found.items()}
         try:
-            return fix_request(protocol, parsed, memos)
+            return fix_request(api.protocol, parsed, memos)
         except Exception:  # never fail a request over a fix: send it as the client did
             _LOGGER.exception("request fix failed; forwarding the request unchanged")
             return RequestFixes()
@@ -451,27 +383,18 @@ class _Proxy:
             return False
         raise ValueError(f"{STREAM_ARGUMENTS_HEADER} must be on or off, not {value!r}")
 
-    def _relay_for(
+    def _new_relay(
         self,
-        protocol: ApiProtocol | None,
-        parsed: dict[str, Any] | None,
-        answer: UpstreamResponse,
+        api: Api,
+        parsed: dict[str, Any],
         text_calls: str | None = None,
         stream_arguments: bool = False,
-    ) -> Relay | None:
-        if protocol is None or parsed is None or parsed.get("stream") is not True:
-            return None
-        if answer.status != 200:
-            return None
-        if "text/event-stream" not in answer.header("content-type"):
-            return None
-        if answer.header("content-encoding").strip().lower() not in DECODABLE_ENCODINGS:
-            return None  # asked for identity, got an encoding it cannot read: pass it on
-        n = parsed.get("n")
-        if protocol is ApiProtocol.CHAT and isinstance(n, int) and n > 1:
-            return None
+    ) -> Relay:
+        """The relay for the answer to ``parsed``: the request's tools, and the schemas
+        of the tools it does not list. (Text tool calls are read in streams only:
+        docs/proxy.md.)"""
         tools = usable_tools(parsed.get("tools"))
-        return _RELAYS[protocol](
+        return api.relay(
             tools=with_schemas(tools, self.config.schemas),
             max_argument_chars=self.config.max_argument_chars,
             # Only for a request that declares tools: a call for a client that offered
@@ -480,33 +403,9 @@ class _Proxy:
             stream_arguments=stream_arguments,
         )
 
-    def _whole_for(
-        self,
-        protocol: ApiProtocol | None,
-        parsed: dict[str, Any] | None,
-        answer: UpstreamResponse,
-    ) -> Relay | None:
-        """The relay that judges a non-streaming answer (``whole.py``): a ``200``
-        uncompressed JSON body of a request whose ``stream`` is not true; None for every
-        other answer (passed through untouched)."""
-        if protocol is None or parsed is None or parsed.get("stream") is True:
-            return None
-        if answer.status != 200 or "json" not in answer.header("content-type"):
-            return None
-        if answer.header("content-encoding").strip().lower() not in ("", "identity"):
-            return None  # compressed: passed on unread
-        n = parsed.get("n")
-        if protocol is ApiProtocol.CHAT and isinstance(n, int) and n > 1:
-            return None
-        # Text tool calls are read in streams only (docs/proxy.md).
-        return _RELAYS[protocol](
-            tools=with_schemas(usable_tools(parsed.get("tools")), self.config.schemas),
-            max_argument_chars=self.config.max_argument_chars,
-        )
-
     def _upstream_failed(
         self,
-        protocol: ApiProtocol | None,
+        api: Api | None,
         status: int,
         message: str,
         info: dict[str, Any],
@@ -514,35 +413,15 @@ class _Proxy:
     ) -> Response:
         kind = "timeout" if status == 504 else "connect"
         self.metrics.add("streamrepair_proxy_upstream_errors_total", kind=kind)
-        response = JSONResponse(
-            _error_body(protocol, status, message, "upstream_error"), status_code=status
-        )
+        response = _error(api, status, message, "upstream_error")
         return self._finish_log(response, info, started)
-
-    def _remembers(
-        self,
-        protocol: ApiProtocol | None,
-        parsed: dict[str, Any] | None,
-        answer: UpstreamResponse,
-    ) -> ApiProtocol | None:
-        """The protocol of a non-streaming answer whose reasoning is worth keeping (it is
-        still passed through untouched)."""
-        if protocol is None or protocol is ApiProtocol.RESPONSES or parsed is None:
-            return None
-        if parsed.get("stream") is True or answer.status != 200:
-            return None
-        if "json" not in answer.header("content-type"):
-            return None
-        if answer.header("content-encoding").strip().lower() not in ("", "identity"):
-            return None  # compressed: passed on unread
-        return protocol
 
     async def _pass(
         self,
         answer: UpstreamResponse,
         info: dict[str, Any],
         started: float,
-        remember: ApiProtocol | None = None,
+        remember: Api | None = None,
         request: Request | None = None,
         *,
         read: tuple[bytes, AsyncIterator[bytes], float | None] | None = None,
@@ -630,10 +509,7 @@ class _Proxy:
         data = b"".join(parts)
         judged = None if "upstream_error" in info else judge_body(relay, data)
         if relay.ended:
-            memos = relay.memos()
-            if memos:
-                credential = self._credential(request)
-                await self.store.put({memo_key(credential, m.call_id): m for m in memos})
+            await self._store(request, relay.memos())
             self._account(relay, info)
             info["body_rewritten"] = judged is not None
         body = data if judged is None else judged
@@ -643,11 +519,16 @@ class _Proxy:
         self._log(info, answer.status, started, first)
         return response
 
-    async def _remember(self, protocol: ApiProtocol, body: bytes, request: Request) -> None:
+    async def _remember(self, api: Api, body: bytes, request: Request) -> None:
+        """Store what a body passed through unread says about its calls."""
         try:
-            memos = memos_of_response(protocol, json.loads(body))
+            memos = memos_of_response(api.protocol, json.loads(body))
         except (ValueError, RecursionError):
             return
+        await self._store(request, memos)
+
+    async def _store(self, request: Request, memos: list[CallMemo]) -> None:
+        """Store the memos of the calls the client got, under its credential."""
         if memos:
             credential = self._credential(request)
             await self.store.put({memo_key(credential, m.call_id): m for m in memos})
@@ -693,10 +574,7 @@ class _Proxy:
                 info["upstream_error"] = exc.kind
                 metrics.add("streamrepair_proxy_upstream_errors_total", kind="read")
                 relay.fail(failure)
-            memos = relay.memos()
-            if memos:
-                credential = self._credential(request)
-                await self.store.put({memo_key(credential, m.call_id): m for m in memos})
+            await self._store(request, relay.memos())
             data = b"".join(relay.final())
             sent += len(data)
             yield data
@@ -757,6 +635,30 @@ class _Proxy:
         if first is not None:
             record["upstream_first_byte_ms"] = round((first - started) * 1000, 2)
         _LOGGER.info(json.dumps(record, ensure_ascii=True, default=str))
+
+
+def _handling(
+    api: Api | None, parsed: dict[str, Any] | None, answer: UpstreamResponse
+) -> _Handling:
+    """What to do with ``answer``, the upstream's answer to a request of ``api`` (None:
+    no API's) whose body is ``parsed`` (None: not a JSON object). Only a ``200`` is read:
+    a stream whose encoding the relay can undo through the relay, an uncompressed JSON
+    body judged whole; a body of a request the API does not follow is read for its
+    memos when the API has a reader, and everything else passes untouched."""
+    if api is None or parsed is None or answer.status != 200:
+        return _Handling.PASS
+    encoding = answer.header("content-encoding").strip().lower()
+    if parsed.get("stream") is True:
+        if "text/event-stream" not in answer.header("content-type"):
+            return _Handling.PASS
+        if encoding not in DECODABLE_ENCODINGS:
+            return _Handling.PASS  # asked for identity, got an encoding it cannot read
+        return _Handling.RELAY if api.follows(parsed) else _Handling.PASS
+    if "json" not in answer.header("content-type") or encoding not in ("", "identity"):
+        return _Handling.PASS  # not JSON, or compressed: passed on unread
+    if api.follows(parsed):
+        return _Handling.JUDGE
+    return _Handling.REMEMBER if api.memos is not None else _Handling.PASS
 
 
 def _raw(headers: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:

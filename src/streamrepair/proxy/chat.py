@@ -1,6 +1,9 @@
-"""The Chat Completions relay (OpenAI and compatibles: DeepSeek, Qwen, GLM, Kimi, ...).
+"""Chat Completions (OpenAI and compatibles: DeepSeek, Qwen, GLM, Kimi, ...): everything
+the proxy does differently for this API, handed over as one row of the table of APIs
+(``_API``; ``_api.py`` says what each part is for).
 
-What the client receives (see ``relay.py`` for the general rules):
+Streams (:class:`ChatRelay`; ``relay.py`` for the general rules). What the client
+receives:
 
 * every chunk without ``tool_calls`` goes out as the upstream sent it (content,
   ``reasoning_content``, refusals, keep-alives, unknown fields);
@@ -11,25 +14,34 @@ What the client receives (see ``relay.py`` for the general rules):
 * at the end: one chunk per ready call (``index`` 0, 1, ... in call order, ``id``,
   ``type``, ``function.name`` and the whole ``arguments`` in the first delta, as
   OpenCode's parser requires), one content chunk per withheld call with the notice,
-  then the held chunks with ``finish_reason`` as :func:`~.relay.closing_stop` says
+  then the held chunks with ``finish_reason`` as :func:`~.wire.closing_stop` says
   (``tool_calls`` when a call was sent, ``length`` when one was cut off).
+
+Whole bodies (``whole.py``): the message of the one choice is told as a stream; each
+ready call keeps its entry with its arguments as the relay sends them, the others leave,
+their notices are appended to ``content``, and ``finish_reason`` follows the calls kept.
+
+Requests (``fixes.py``): ``reasoning_content`` the proxy streamed is put back on an
+assistant turn with calls that lost it; a call with no ``tool`` message gets one; the
+repair notes go in the ``tool`` message that answers a repaired call. A body passed
+through unread (``n > 1``) gives the memos of its first choice's reasoning.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Final
 
 from ..events import Done, StreamEvent, ToolCallReady
-from .relay import (
-    ApiProtocol,
-    Relay,
-    closing_stop,
-    compact_json,
-    notice_text,
-    notice_verdicts,
-    sse_event,
-)
+from ..providers.normalizer import Provider
+from ..turn.history import ProblemKind, ReasoningPolicy, check_history
+from ._api import Answer, Api, openai_error
+from ._history import add_id, count, dicts, insert_after, not_started
+from .emitters import argument_text
+from .memo import CallMemo, turn_memos
+from .relay import ApiProtocol, Relay
+from .wire import closing_stop, compact_json, notice_text, notice_verdicts, sse_event
 
 __all__ = ["ChatRelay"]
 
@@ -42,6 +54,7 @@ class ChatRelay(Relay):
     requests with ``n > 1`` through untouched)."""
 
     protocol: ClassVar[ApiProtocol] = ApiProtocol.CHAT
+    provider: ClassVar[Provider] = Provider.OPENAI
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -50,6 +63,7 @@ class ChatRelay(Relay):
         self._legacy = False
         self._text_sent = False
         self._reasoning_key = "reasoning_content"  # OpenRouter spells it "reasoning"
+        self._calls_sent = 0
 
     def _chunk(
         self,
@@ -145,11 +159,17 @@ class ChatRelay(Relay):
         reasoning = message.get("reasoning_content")
         return (reasoning if isinstance(reasoning, str) else None), ()
 
-    def _final(self, done: Done) -> list[bytes]:
-        out: list[bytes] = []
+    # -- the end: the pieces of Relay._ending -------------------------------------------------
+
+    def _end_chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        """A chunk of the end: ``delta`` in choice 0, with the stream's id and model."""
         base = dict(self._template)
         base.setdefault("object", "chat.completion.chunk")
-        text, reasoning = _late_text(self._late_pieces())
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return sse_event(compact_json({**base, "choices": [choice]}))
+
+    def _late_text(self, out: list[bytes], pieces: list[tuple[bool, str]]) -> None:
+        text, reasoning = _late_text(pieces)
         if text or reasoning:  # held by the text-call stage until the end
             late: dict[str, Any] = {}
             if reasoning:
@@ -157,52 +177,37 @@ class ChatRelay(Relay):
             if text:
                 late["content"] = text
                 self._text_sent = True
-            chunk = {**base, "choices": [{"index": 0, "delta": late, "finish_reason": None}]}
-            out.append(sse_event(compact_json(chunk)))
-        index = 0
-        for verdict in self.verdicts:
-            if isinstance(verdict, ToolCallReady):
-                arguments = self._arguments(verdict)
-                if self._legacy:
-                    delta: dict[str, Any] = {
-                        "function_call": {"name": verdict.name, "arguments": arguments}
-                    }
-                else:
-                    delta = {
-                        "tool_calls": [
-                            {
-                                "index": index,
-                                "id": verdict.call_id,
-                                "type": "function",
-                                "function": {"name": verdict.name, "arguments": arguments},
-                            }
-                        ]
-                    }
-                index += 1
-                chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
-                out.append(sse_event(compact_json(chunk)))
-        for verdict in notice_verdicts(self.verdicts):
-            text = notice_text(verdict)
-            if self._text_sent:
-                text = "\n\n" + text
-            self._text_sent = True
-            delta = {"content": text}
-            chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
-            out.append(sse_event(compact_json(chunk)))
-        tool = "function_call" if self._legacy else "tool_calls"
-        stop = closing_stop(
-            self.upstream_stop, self.verdicts, tool=tool, length="length", stop="stop"
-        )
-        if not self._finish_seen and stop == tool and index:
+            out.append(self._end_chunk(late))
+
+    def _send_call(self, out: list[bytes], ready: ToolCallReady, arguments: str) -> None:
+        function = {"name": ready.name, "arguments": arguments}
+        if self._legacy:
+            delta: dict[str, Any] = {"function_call": function}
+        else:
+            call = {"index": self._calls_sent, "id": ready.call_id, "type": "function"}
+            delta = {"tool_calls": [{**call, "function": function}]}
+        self._calls_sent += 1
+        out.append(self._end_chunk(delta))
+
+    def _send_notice(self, out: list[bytes], number: int, text: str) -> None:
+        if self._text_sent:
+            text = "\n\n" + text
+        self._text_sent = True
+        out.append(self._end_chunk({"content": text}))
+
+    def _stops(self) -> tuple[str, str, str]:
+        return ("function_call" if self._legacy else "tool_calls"), "length", "stop"
+
+    def _send_tail(self, out: list[bytes], stop: str | None) -> None:
+        tool = self._stops()[0]
+        if not self._finish_seen and stop == tool and self._calls_sent:
             # No stop reason came (OpenRouter sends none), but calls were sent: say so,
             # or a harness that runs calls only on `tool_calls` drops them.
-            delta = {"index": 0, "delta": {}, "finish_reason": tool}
-            out.append(sse_event(compact_json({**base, "choices": [delta]})))
+            out.append(self._end_chunk({}, tool))
         for name, data in self.tail.events:
             if stop != self.upstream_stop and '"finish_reason"' in data:
                 data = _with_finish(data, stop)
             out.append(sse_event(data, name))
-        return out
 
 
 def _empty(delta: dict[str, Any]) -> bool:
@@ -232,3 +237,223 @@ def _with_finish(data: str, stop: str | None) -> str:
         ):
             choice["finish_reason"] = stop
     return compact_json(chunk)
+
+
+# -- whole bodies ----------------------------------------------------------------------------
+
+_BODY_TEMPLATE: Final = ("id", "created", "model", "system_fingerprint")
+
+
+def _message(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The message of the one choice, when it has calls."""
+    choices = body.get("choices")
+    if not isinstance(choices, list) or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if not isinstance(choice, dict) or (choice.get("index") or 0) != 0:
+        return None
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        return None
+    if message.get("tool_calls") or message.get("function_call"):
+        return message
+    return None
+
+
+def _body_events(body: dict[str, Any]) -> list[tuple[str | None, str]] | None:
+    message = _message(body)
+    if message is None:
+        return None
+    head: dict[str, Any] = {k: body[k] for k in _BODY_TEMPLATE if k in body}
+    head["object"] = "chat.completion.chunk"
+    delta = dict(message)
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        delta["tool_calls"] = [
+            {**call, "index": k} for k, call in enumerate(calls) if isinstance(call, dict)
+        ]
+    chunks = [{**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}]
+    reason = body["choices"][0].get("finish_reason")
+    if isinstance(reason, str) and reason:
+        chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+    events: list[tuple[str | None, str]] = [(None, compact_json(c)) for c in chunks]
+    return [*events, (None, "[DONE]")]
+
+
+def _rewrite_body(relay: Relay, body: dict[str, Any]) -> dict[str, Any]:
+    choice = dict(body["choices"][0])
+    message = dict(choice["message"])
+    verdicts = relay.verdicts
+    calls = message.get("tool_calls")
+    legacy = not calls and bool(message.get("function_call"))
+    if legacy:
+        ready = [v for v in verdicts if isinstance(v, ToolCallReady)]
+        if ready:
+            message["function_call"] = _function(message["function_call"], ready[0])
+        else:
+            del message["function_call"]
+    elif isinstance(calls, list):
+        kept: list[Any] = []
+        for k, call in enumerate(calls):
+            if not isinstance(call, dict):
+                kept.append(call)
+                continue
+            for verdict in relay.verdicts_at(k):
+                if isinstance(verdict, ToolCallReady):
+                    entry = dict(call)
+                    if verdict.call_id != verdict.origin_id:
+                        entry["id"] = verdict.call_id
+                    entry["function"] = _function(call.get("function"), verdict)
+                    kept.append(call if entry == call else entry)
+        if kept:
+            message["tool_calls"] = kept
+        else:
+            del message["tool_calls"]
+    notices = [notice_text(v) for v in notice_verdicts(verdicts)]
+    if notices:
+        content = message.get("content")
+        text = "\n\n".join(notices)
+        message["content"] = (
+            f"{content}\n\n{text}" if isinstance(content, str) and content else text
+        )
+    tool = "function_call" if legacy else "tool_calls"
+    stop = closing_stop(relay.upstream_stop, verdicts, tool=tool, length="length", stop="stop")
+    if stop != relay.upstream_stop:
+        choice["finish_reason"] = stop
+    choice["message"] = message
+    return {**body, "choices": [choice]}
+
+
+def _function(function: object, ready: ToolCallReady) -> dict[str, Any]:
+    """A call's ``function`` with the ready call's name and argument text (its own
+    arguments kept when they are that value already)."""
+    out = dict(function) if isinstance(function, dict) else {}
+    out["name"] = ready.name
+    before = out.get("arguments")
+    # Arguments sent as an object (Ollama, MiniMax) that is the value already stay so.
+    changed = ready.repairs or ready.schema_repairs or before != ready.arguments
+    if isinstance(before, str) or changed:
+        out["arguments"] = argument_text(ready)
+    return out
+
+
+def _memos(body: dict[str, Any]) -> list[CallMemo]:
+    """The reasoning of a body passed through unread, on its first call."""
+    choices = body.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    if not isinstance(message, dict):
+        return []
+    reasoning = message.get("reasoning_content")
+    calls = [
+        (c.get("id"), (c.get("function") or {}).get("name"))
+        for c in message.get("tool_calls") or ()
+        if isinstance(c, dict) and isinstance(c.get("function"), dict)
+    ]
+    return turn_memos(calls, reasoning=reasoning if isinstance(reasoning, str) else None)
+
+
+# -- requests ----------------------------------------------------------------------------------
+
+
+def _follows(body: Mapping[str, Any]) -> bool:
+    n = body.get("n")
+    return not (isinstance(n, int) and n > 1)
+
+
+def _referenced_calls(body: Mapping[str, Any]) -> list[str]:
+    ids: dict[str, None] = {}
+    for message in dicts(body.get("messages")):
+        for call in dicts(message.get("tool_calls")):
+            add_id(ids, call.get("id"))
+        if message.get("role") == "tool":
+            add_id(ids, message.get("tool_call_id"))
+    return list(ids)
+
+
+def _before(
+    body: dict[str, Any],
+    memos: Mapping[str, CallMemo],
+    policy: ReasoningPolicy,
+    counts: dict[str, int],
+) -> bool:
+    messages = body["messages"]
+    if not all(isinstance(m, dict) for m in messages):
+        return False
+    changed = False
+    answers: dict[int, list[dict[str, Any]]] = {}  # insert after index -> tool messages
+    for problem in check_history(messages, policy=policy):
+        message = messages[problem.index]
+        if problem.kind is ProblemKind.MISSING_REASONING:
+            found = next(
+                (
+                    memos[c["id"]].reasoning
+                    for c in dicts(message.get("tool_calls"))
+                    if c.get("id") in memos and memos[c["id"]].reasoning is not None
+                ),
+                None,
+            )
+            if found is not None:  # else the rules below back-fill ""
+                message["reasoning_content"] = found
+                count(counts, "reasoning_restored")
+                changed = True
+        elif problem.kind is ProblemKind.UNANSWERED_CALL and problem.call_id is not None:
+            call = next(
+                (c for c in dicts(message.get("tool_calls")) if c.get("id") == problem.call_id),
+                {},
+            )
+            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            assert isinstance(function, dict)
+            end = problem.index + 1
+            while end < len(messages) and messages[end].get("role") == "tool":
+                end += 1
+            answers.setdefault(end - 1, []).append(
+                {
+                    "role": "tool",
+                    "tool_call_id": problem.call_id,
+                    "content": not_started(
+                        problem.call_id, str(function.get("name") or ""), function.get("arguments")
+                    ),
+                }
+            )
+            count(counts, "unanswered_call_answered")
+            changed = True
+    insert_after(messages, answers)
+    return changed
+
+
+def _answers(messages: list[Any]) -> Iterator[Answer]:
+    """Each ``tool`` message."""
+    for i, message in enumerate(messages):
+        if isinstance(message, dict) and message.get("role") == "tool":
+            yield _answer(messages, i, message)
+
+
+def _answer(messages: list[Any], i: int, message: dict[str, Any]) -> Answer:
+    def replace(content: Any) -> None:
+        messages[i] = {**message, "content": content}
+
+    return Answer(
+        call_id=message.get("tool_call_id", ""),
+        content=message.get("content"),
+        earlier=lambda: messages[:i],
+        replace=replace,
+    )
+
+
+_API: Final = Api(
+    protocol=ApiProtocol.CHAT,
+    relay=ChatRelay,
+    path="/chat/completions",
+    follows=_follows,
+    key_header="authorization",
+    error_body=openai_error,
+    body_events=_body_events,
+    rewrite_body=_rewrite_body,
+    history="messages",
+    referenced_calls=_referenced_calls,
+    before=_before,
+    answers=_answers,
+    note_part="text",
+    memos=_memos,
+)

@@ -3,10 +3,10 @@
 Theory of operation
 -------------------
 A :class:`Relay` reads one streamed response of one protocol (Chat Completions,
-Anthropic Messages, Responses; subclasses in ``chat.py``, ``anthropic.py``,
-``responses.py``). ``feed(data)`` takes the upstream's bytes exactly as they came off the
-network and returns the bytes to send to the client *now*; ``finish()`` says the upstream
-closed. Each SSE event is parsed once and given both to a
+Anthropic Messages, Responses; a subclass in each API's module, ``chat.py``,
+``anthropic.py``, ``responses.py``). ``feed(data)`` takes the upstream's bytes exactly as
+they came off the network and returns the bytes to send to the client *now*;
+``finish()`` says the upstream closed. Each SSE event is parsed once and given both to a
 :class:`~streamrepair.ToolCallStream` (which decides, with the library's finish policy,
 which calls are ready) and to the protocol's rewriter, which decides what the client sees:
 
@@ -23,16 +23,18 @@ which calls are ready) and to the protocol's rewriter, which decides what the cl
   :meth:`final`: each ready call in the protocol's own grammar with valid JSON
   arguments (the call's finished, repaired value), a text notice for each call that
   was withheld, then the withheld end with the stop reason the emitted calls imply.
+  That sequence is written once (:meth:`Relay._ending`); each protocol writes only its
+  pieces on the wire.
 
 What one call's arguments look like on the wire is decided by its
-:class:`ArgumentEmitter`. :class:`HeldArguments` sends nothing while the call streams and
-the whole JSON when it is judged ready. With ``stream_arguments``, on the protocols that
-can leave a half-sent call unrunnable (:attr:`Relay.progressive`: Anthropic, Responses),
-the response's first call gets a :class:`~.progressive.ProgressiveArguments`, which
-returns text from :meth:`ArgumentEmitter.feed` as soon as it is final, never bytes it
-would have to take back; once that call is on the wire everything else the response
-sends waits behind it until the end, and if it ends rejected its block or item is never
-closed (each relay's ``_final``).
+:class:`~.emitters.ArgumentEmitter` (``emitters.py``). :class:`~.emitters.HeldArguments`
+sends nothing while the call streams and the whole JSON when it is judged ready. With
+``stream_arguments``, on the protocols that can leave a half-sent call unrunnable
+(:attr:`Relay.progressive`: Anthropic, Responses), the response's first call gets a
+:class:`~.emitters.ProgressiveArguments`, which returns text from its ``feed`` as soon as
+it is final, never bytes it would have to take back; once that call is on the wire
+everything else the response sends waits behind it until the end, and if it ends
+rejected its block or item is never closed (:meth:`Relay._ending`).
 
 Text calls (``text_tool_calls``): the stream core reads tool calls the model wrote as text
 (a server without a tool parser). The text the client gets is then the text the stage
@@ -53,7 +55,7 @@ import enum
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ..events import (
     Done,
@@ -67,244 +69,44 @@ from ..events import (
     ToolCallStarted,
 )
 from ..providers.normalizer import Provider
-from ..schema.report import RepairNote
 from ..schema.tools import tool_schemas
 from ..stream.pipeline import ToolCallStream
 from ..stream.sse import SSEDecoder, SSEEvent
 from ..syntax.assembler import DEFAULT_MAX_SIZE
-from ..turn.replies import tool_message
+from .emitters import (
+    ArgumentEmitter,
+    HeldArguments,
+    ProgressiveArguments,
+    argument_text,
+    streamable_fields,
+)
+from .memo import CallMemo, note_dicts
+from .wire import closing_stop, compact_json, notice_text, notice_verdicts, sse_event
 
 if TYPE_CHECKING:
     from ..providers.textcalls import TextCallFormat
 
 __all__ = [
     "MAX_HELD_EVENTS",
-    "NOTICE_PREFIX",
     "ApiProtocol",
-    "ArgumentEmitter",
-    "CallMemo",
-    "HeldArguments",
     "Relay",
-    "argument_text",
-    "closing_stop",
-    "compact_json",
-    "memos_of_response",
-    "note_dicts",
-    "notice_text",
-    "notice_verdicts",
-    "sse_event",
+    "Renumbering",
     "usable_tools",
     "with_schemas",
 ]
 
-#: Every notice the proxy writes for a withheld call starts with this.
-NOTICE_PREFIX: Final = "[streamrepair: "
 #: Most events held after the upstream's stop reason (usually two or three: usage, the
 #: end marker); past it the stream is cut short with an error event.
 MAX_HELD_EVENTS: Final = 1000
 
 
 class ApiProtocol(enum.Enum):
-    """The three APIs whose streams the proxy repairs."""
+    """The APIs the proxy repairs: the name of each in logs and metrics, and its key in
+    the table of APIs (``_table.py``), whose row says everything about it."""
 
     CHAT = "chat"  # OpenAI Chat Completions and compatibles (DeepSeek, ...)
     ANTHROPIC = "anthropic"  # Anthropic Messages
     RESPONSES = "responses"  # OpenAI Responses
-
-    @property
-    def provider(self) -> Provider:
-        """The stream layer's name for the format."""
-        return _PROVIDERS[self]
-
-
-_PROVIDERS: Final = {
-    ApiProtocol.CHAT: Provider.OPENAI,
-    ApiProtocol.ANTHROPIC: Provider.ANTHROPIC,
-    ApiProtocol.RESPONSES: Provider.RESPONSES,
-}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CallMemo:
-    """What the proxy remembers about one call it sent, for later requests.
-
-    ``notes`` are the call's repairs as JSON-ready dicts (see :func:`note_dicts`), to be
-    appended once per rule and tool to the tool result that answers it; ``reasoning``
-    the Chat Completions ``reasoning_content`` of the assistant turn (on the turn's first
-    call only); ``thinking`` the Anthropic thinking and redacted-thinking blocks of the
-    turn, signatures included (first call only).
-    """
-
-    call_id: str
-    tool: str
-    notes: tuple[dict[str, Any], ...] = ()
-    reasoning: str | None = None
-    thinking: tuple[dict[str, Any], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (what a store keeps)."""
-        out: dict[str, Any] = {"tool": self.tool}
-        if self.notes:
-            out["notes"] = list(self.notes)
-        if self.reasoning is not None:
-            out["reasoning"] = self.reasoning
-        if self.thinking:
-            out["thinking"] = list(self.thinking)
-        return out
-
-    @classmethod
-    def from_dict(cls, call_id: str, data: Mapping[str, Any]) -> CallMemo:
-        """The memo a store returned (``ValueError`` when it is not one)."""
-        tool = data.get("tool")
-        notes = data.get("notes", [])
-        reasoning = data.get("reasoning")
-        thinking = data.get("thinking", [])
-        if (
-            not isinstance(tool, str)
-            or not isinstance(notes, list)
-            or not isinstance(thinking, list)
-            or not (reasoning is None or isinstance(reasoning, str))
-        ):
-            raise ValueError("not a call memo")
-        return cls(
-            call_id=call_id,
-            tool=tool,
-            notes=tuple(n for n in notes if isinstance(n, dict)),
-            reasoning=reasoning,
-            thinking=tuple(t for t in thinking if isinstance(t, dict)),
-        )
-
-
-def note_dicts(ready: ToolCallReady) -> tuple[dict[str, Any], ...]:
-    """A ready call's syntax and schema repairs as JSON-ready dicts."""
-    out: list[dict[str, Any]] = [
-        {"syntax": r.kind.value, "offset": r.offset, "description": r.description}
-        for r in ready.repairs
-    ]
-    for note in ready.schema_repairs:
-        if isinstance(note, RepairNote):
-            out.append(
-                {
-                    "schema": note.rule.value,
-                    "path": list(note.path),
-                    "before": note.before,
-                    "after": note.after,
-                }
-            )
-    return tuple(out)
-
-
-def memos_of_response(protocol: ApiProtocol, body: object) -> list[CallMemo]:
-    """What to remember from a non-streaming response (passed through untouched): the
-    turn's reasoning (Chat ``reasoning_content``) or thinking blocks (Anthropic), on its
-    first call. Responses bodies give none."""
-    if not isinstance(body, dict):
-        return []
-    if protocol is ApiProtocol.CHAT:
-        choices = body.get("choices")
-        first = choices[0] if isinstance(choices, list) and choices else None
-        message = first.get("message") if isinstance(first, dict) else None
-        if not isinstance(message, dict):
-            return []
-        reasoning = message.get("reasoning_content")
-        calls = [
-            (c.get("id"), (c.get("function") or {}).get("name"))
-            for c in message.get("tool_calls") or ()
-            if isinstance(c, dict) and isinstance(c.get("function"), dict)
-        ]
-        turn: tuple[str | None, tuple[dict[str, Any], ...]] = (
-            reasoning if isinstance(reasoning, str) else None,
-            (),
-        )
-    elif protocol is ApiProtocol.ANTHROPIC:
-        content = body.get("content")
-        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-        calls = [(b.get("id"), b.get("name")) for b in blocks if b.get("type") == "tool_use"]
-        thinking = tuple(b for b in blocks if b.get("type") in ("thinking", "redacted_thinking"))
-        turn = (None, thinking)
-    else:
-        return []
-    out: list[CallMemo] = []
-    for call_id, name in calls:
-        if isinstance(call_id, str) and call_id:
-            first_call = not out
-            out.append(
-                CallMemo(
-                    call_id=call_id,
-                    tool=name if isinstance(name, str) else "",
-                    reasoning=turn[0] if first_call else None,
-                    thinking=turn[1] if first_call else (),
-                )
-            )
-    return out if any(m.reasoning is not None or m.thinking for m in out) else []
-
-
-def argument_text(ready: ToolCallReady) -> str:
-    """The argument text to send for a ready call.
-
-    Valid JSON is never "repaired": a call the assembler and the schema left untouched
-    goes out exactly as the model wrote it. Otherwise the canonical compact JSON of its
-    finished, repaired value. A custom (free-text) tool's input is sent as it is.
-    """
-    if ready.kind != "function":
-        return ready.arguments if isinstance(ready.arguments, str) else ready.raw
-    if not ready.repairs and not ready.schema_repairs and ready.raw.strip():
-        try:
-            if json.loads(ready.raw) == ready.arguments:  # not one of several values
-                return ready.raw
-        except (ValueError, RecursionError):
-            pass
-    return json.dumps(ready.arguments, ensure_ascii=False, separators=(",", ":"))
-
-
-def notice_text(rejected: ToolCallRejected) -> str:
-    """The text the client gets instead of a withheld call: what happened, what to do
-    (the same words :func:`~streamrepair.tool_message` answers a rejected call with)."""
-    content: str = tool_message(rejected)["content"]
-    return content
-
-
-class ArgumentEmitter(Protocol):
-    """How one call's argument text goes out. The relay calls :meth:`feed` with each
-    piece the model streamed and :meth:`finish` once the call is judged ready; all the
-    text they return, joined, must be the JSON that is sent for the call (and nothing
-    returned may ever need to be taken back). :class:`HeldArguments` returns nothing
-    before the verdict; :class:`~.progressive.ProgressiveArguments` returns what is final
-    as it comes."""
-
-    @property
-    def sent(self) -> str:
-        """The argument text sent so far (what :meth:`feed` returned; a held emitter
-        records its whole text in :meth:`finish`)."""
-        ...
-
-    def feed(self, delta: ToolCallDelta) -> str:
-        """Text that is final already and may be sent now ("" to wait)."""
-        ...
-
-    def finish(self, ready: ToolCallReady) -> str | None:
-        """The rest of the text, now that the call is ready; None when the finished
-        value does not continue what was sent (the call is then withheld)."""
-        ...
-
-
-class HeldArguments:
-    """Hold every call back until it is judged, then send its whole argument text
-    (:func:`argument_text`). Correct for every protocol."""
-
-    __slots__ = ("sent",)
-
-    def __init__(self) -> None:
-        self.sent = ""
-
-    def feed(self, delta: ToolCallDelta) -> str:
-        return ""
-
-    def finish(self, ready: ToolCallReady) -> str:
-        text = argument_text(ready)
-        rest = text[len(self.sent) :] if text.startswith(self.sent) else text
-        self.sent = text
-        return rest
 
 
 def usable_tools(tools: object) -> list[dict[str, Any]] | None:
@@ -342,22 +144,6 @@ def with_schemas(
     return [*(tools or ()), *extra] or None
 
 
-def sse_event(data: str, event: str | None = None) -> bytes:
-    """One SSE event: an optional ``event:`` line, ``data:`` lines, a blank line."""
-    head = f"event: {event}\n" if event else ""
-    if "\n" in data or "\r" in data:
-        lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        body = "".join(f"data: {line}\n" for line in lines)
-    else:
-        body = f"data: {data}\n"
-    return (head + body + "\n").encode("utf-8")
-
-
-def compact_json(value: Any) -> str:
-    """Compact JSON, non-ASCII kept."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 @dataclass(slots=True)
 class _Tail:
     """What the relay holds back until the stream ends."""
@@ -365,10 +151,59 @@ class _Tail:
     events: list[tuple[str | None, str]] = field(default_factory=list)  # (event, data)
 
 
+class Renumbering:
+    """The client's positions of the blocks (Anthropic ``index``) or items (Responses
+    ``output_index``) of a response whose tool calls are withheld: a position must be the
+    block's or item's place in what the client finally holds, so each one sent takes the
+    next free position, and the calls, sent at the end, take theirs then.
+
+    The upstream's position of a withheld call is :meth:`hold`-ed: its events are not
+    sent. Everything else gets a client position when it starts (:meth:`start`), or at
+    its first event when its start never came (:meth:`place`); what the proxy writes
+    itself (a text block, the streamed call, the calls at the end) takes :meth:`take`.
+    """
+
+    __slots__ = ("_held", "_index", "next")
+
+    def __init__(self) -> None:
+        self._held: set[int] = set()  # upstream positions of withheld calls
+        self._index: dict[int, int] = {}  # upstream position -> client position
+        #: The next free client position.
+        self.next = 0
+
+    def hold(self, upstream: int) -> None:
+        """The call at ``upstream`` is withheld: none of its events is sent."""
+        self._held.add(upstream)
+
+    def start(self, upstream: int) -> None:
+        """Something the client gets starts at ``upstream``: its position is the next."""
+        self._held.discard(upstream)
+        self._index[upstream] = self.take()
+
+    def place(self, upstream: int) -> int | None:
+        """The client position of an event at ``upstream`` (the next free one when none
+        started there); None for a withheld call's."""
+        if upstream in self._held:
+            return None
+        mapped = self._index.get(upstream)
+        if mapped is None:
+            mapped = self._index[upstream] = self.take()
+        return mapped
+
+    def take(self) -> int:
+        """The next free position, for something the proxy writes itself."""
+        taken = self.next
+        self.next += 1
+        return taken
+
+
 class Relay:
     """One streamed response: upstream SSE bytes in, client SSE bytes out (module
-    docstring). Subclasses implement :meth:`_chunk` (one parsed upstream event) and
-    :meth:`_final` (the end, once every call is judged).
+    docstring). Subclasses implement :meth:`_chunk` (one parsed upstream event) and the
+    wire pieces of the end (:meth:`_ending` says the order once): how the streamed call
+    ends (:meth:`_end_streamed`), text released late (:meth:`_late_text`), a call
+    (:meth:`_send_call`), a notice (:meth:`_send_notice`), the closing stop reason's
+    words (:meth:`_stops`) and the held end with that reason (:meth:`_send_tail`).
 
     ``tools`` is the request's tool list (the schemas; a call to a name it does not
     list gets the syntax repairs and no schema rules, and is sent like any other);
@@ -378,11 +213,14 @@ class Relay:
     its content or reasoning (a server without a tool parser): the client then gets the
     text with the markup removed, and the calls as calls (module docstring).
     ``stream_arguments`` streams the first call's arguments as they become final
-    (:class:`~.progressive.ProgressiveArguments`) on the protocols that can leave a
+    (:class:`~.emitters.ProgressiveArguments`) on the protocols that can leave a
     half-sent call unrunnable (:attr:`progressive`); elsewhere it changes nothing.
     """
 
+    #: The API whose stream this is.
     protocol: ClassVar[ApiProtocol]
+    #: The stream layer's name for its format (what the stream core reads).
+    provider: ClassVar[Provider]
     #: Whether a call whose arguments went out before its verdict can still be left
     #: unrunnable when it is rejected (``docs/proxy.md``, "Progressive arguments").
     progressive: ClassVar[bool] = False
@@ -400,7 +238,7 @@ class Relay:
         #: Whether the first call's arguments stream before its verdict.
         self.stream_arguments = stream_arguments and self.progressive
         self.stream = ToolCallStream(
-            provider=self.protocol.provider,
+            provider=self.provider,
             tools=tools,
             max_size=max_argument_chars,
             previews=self.stream_arguments,  # the changes the progressive emitter reads
@@ -451,6 +289,11 @@ class Relay:
         """The ready and rejected calls, in order (complete once :attr:`ended`)."""
         self._settle()
         return tuple(self._verdicts)
+
+    def verdicts_at(self, index: int) -> list[ToolCallReady | ToolCallRejected]:
+        """The verdicts of the call the upstream numbered ``index`` (several when its
+        arguments held several values, each then a call of its own), in order."""
+        return [v for v in self.verdicts if v.index == index]
 
     def feed(self, data: bytes) -> list[bytes]:
         """The next upstream bytes; returns the bytes to send now. Input after the end
@@ -514,8 +357,7 @@ class Relay:
         if not self.ended:
             raise RuntimeError("Relay.final() before the stream ended")
         self._settle()
-        done = self.done
-        out = self._final(done) if done is not None else []
+        out = self._ending() if self.done is not None else []
         if self.failure is not None:
             out.append(self.error_event(self.failure))
         return out
@@ -624,8 +466,6 @@ class Relay:
         the calls keep their order."""
         emitter: ArgumentEmitter
         if self.stream_arguments and not self.emitters and name in self._schemas:
-            from .progressive import ProgressiveArguments, streamable_fields
-
             emitter = ProgressiveArguments(streamable_fields(self._schemas[name]))
         else:
             emitter = self._emitter()
@@ -746,7 +586,57 @@ class Relay:
     ) -> None:
         raise NotImplementedError
 
-    def _final(self, done: Done) -> list[bytes]:
+    # -- the end of a response, once every call is judged ------------------------------------
+
+    def _ending(self) -> list[bytes]:
+        """What the client gets once the stream ended, in this order, in every protocol:
+        the rest of the streamed call and its end (when it is ready: a rejected one is
+        never closed), what waited behind it, the text the text-call stage released where
+        no event could carry it, each ready call, a notice per withheld call, then the
+        held end with the stop reason the calls sent imply."""
+        out: list[bytes] = []
+        streamed = self._streamed_ready()
+        if streamed is not None:
+            self._end_streamed(out, *streamed)
+        out.extend(self._behind)
+        self._late_text(out, self._late_pieces())
+        verdicts = self.verdicts
+        for verdict in verdicts:
+            if isinstance(verdict, ToolCallReady) and verdict.call_id != self.streamed:
+                self._send_call(out, verdict, self._arguments(verdict))
+        for number, verdict in enumerate(notice_verdicts(verdicts), start=1):
+            self._send_notice(out, number, notice_text(verdict))
+        tool, length, stop = self._stops()
+        reason = closing_stop(self.upstream_stop, verdicts, tool=tool, length=length, stop=stop)
+        self._send_tail(out, reason)
+        return out
+
+    def _end_streamed(self, out: list[bytes], call: ToolCallReady, rest: str) -> None:
+        """The streamed call is ready: send ``rest``, its text not sent yet, and close
+        it (only the progressive protocols stream a call)."""
+        raise NotImplementedError
+
+    def _late_text(self, out: list[bytes], pieces: list[tuple[bool, str]]) -> None:
+        """Send text released where no event could carry it (``(reasoning, text)``
+        pieces, maybe none), before the calls."""
+        raise NotImplementedError
+
+    def _send_call(self, out: list[bytes], ready: ToolCallReady, arguments: str) -> None:
+        """Send a ready call whole, with its argument text."""
+        raise NotImplementedError
+
+    def _send_notice(self, out: list[bytes], number: int, text: str) -> None:
+        """Send the notice of the ``number``-th withheld call (from 1) where the protocol
+        carries text."""
+        raise NotImplementedError
+
+    def _stops(self) -> tuple[str, str, str]:
+        """The protocol's stop reasons for :func:`closing_stop`: a call was sent, one was
+        cut off, none was sent where the upstream said calls."""
+        raise NotImplementedError
+
+    def _send_tail(self, out: list[bytes], stop: str | None) -> None:
+        """Send the held end of the response (:attr:`tail`) with stop reason ``stop``."""
         raise NotImplementedError
 
 
@@ -784,47 +674,3 @@ def _dedupe(
             seen.add(v.call_id)
             out.append(v)
     return out
-
-
-def notice_verdicts(
-    verdicts: Iterable[ToolCallReady | ToolCallRejected],
-) -> list[ToolCallRejected]:
-    """The withheld calls that get a notice: every rejected one but those the protocol
-    passes on as they are (``unsupported``: a Responses ``mcp_approval_request``, which
-    the client answers with an approval, not a result)."""
-    return [
-        v
-        for v in verdicts
-        if isinstance(v, ToolCallRejected) and v.reason is not RejectReason.UNSUPPORTED
-    ]
-
-
-def closing_stop(
-    upstream: str | None,
-    verdicts: Iterable[ToolCallReady | ToolCallRejected],
-    *,
-    tool: str,
-    length: str,
-    stop: str,
-) -> str | None:
-    """The stop reason the client gets, given what was sent.
-
-    A call was sent: ``tool`` (``tool_calls``/``tool_use``), so that the harness runs it,
-    even where the upstream said ``stop`` (Gemini) or the output limit (a later call was
-    cut off: its notice says so). No call was sent but one was cut off: ``length``
-    (``max_tokens``), whatever the upstream claimed (truncation is often reported as
-    ``tool_calls`` or ``stop``). No call sent, upstream said tool calls: ``stop``.
-    Otherwise the upstream's own reason.
-    """
-    items = [
-        v
-        for v in verdicts
-        if not (isinstance(v, ToolCallRejected) and v.reason is RejectReason.UNSUPPORTED)
-    ]
-    if any(isinstance(v, ToolCallReady) for v in items):
-        return tool
-    if any(isinstance(v, ToolCallRejected) and v.reason is RejectReason.CUT_OFF for v in items):
-        return length
-    if upstream is not None and upstream == tool and items:
-        return stop
-    return upstream

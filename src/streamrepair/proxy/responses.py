@@ -1,6 +1,8 @@
-"""The OpenAI Responses relay.
+"""OpenAI Responses: everything the proxy does differently for this API, handed over as
+one row of the table of APIs (``_API``; ``_api.py`` says what each part is for).
 
-What the client receives (see ``relay.py`` for the general rules):
+Streams (:class:`ResponsesRelay`; ``relay.py`` for the general rules). What the client
+receives:
 
 * every event that is not about a ``function_call`` or ``custom_tool_call`` item goes
   out as it arrives (reasoning, messages, built-in tools, ``response.created``...);
@@ -18,29 +20,39 @@ What the client receives (see ``relay.py`` for the general rules):
   sent, in order, as ``response.completed`` when a call was sent (Codex runs calls only
   from a completed response; the notice says what was cut) and ``response.incomplete``
   with ``max_output_tokens`` when no call was sent and one was cut off.
+
+Whole bodies (``whole.py``): a finished response's ``output`` is told as a stream (a
+call item marked unfinished is left open; a response still queued or in progress is not
+judged); each ready call keeps its item with its arguments as the relay sends them, the
+others leave, a message item per notice is appended, and ``status`` follows the calls
+kept.
+
+Requests (``fixes.py``): a call item with no output item gets one right after the calls
+around it; the repair notes go in the output that answers a repaired call. Nothing is
+remembered from a body passed through (the API keeps its own state).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
-from ..events import Done, StreamEvent, ToolCallReady
-from .relay import (
-    MAX_HELD_EVENTS,
-    ApiProtocol,
-    Relay,
-    closing_stop,
-    compact_json,
-    notice_text,
-    notice_verdicts,
-    sse_event,
-)
+from ..events import StreamEvent, ToolCallReady
+from ..providers.normalizer import Provider, responses_client_item
+from ..turn.history import ReasoningPolicy
+from ._api import Answer, Api, openai_error
+from ._history import add_id, count, dicts, insert_after, not_started
+from .emitters import argument_text
+from .memo import CallMemo
+from .relay import MAX_HELD_EVENTS, ApiProtocol, Relay, Renumbering
+from .wire import closing_stop, compact_json, notice_text, notice_verdicts, sse_event
 
-__all__ = ["ResponsesRelay"]
+__all__ = ["ResponsesRelay", "notice_item"]
 
-_CALL_ITEMS: Final = frozenset({"function_call", "custom_tool_call"})
+#: The call items, and the field their argument text is in.
+_CALL_ITEMS: Final = {"function_call": "arguments", "custom_tool_call": "input"}
 _CALL_EVENTS: Final = frozenset(
     {
         "response.function_call_arguments.delta",
@@ -90,6 +102,7 @@ class ResponsesRelay(Relay):
     """OpenAI Responses: see the module docstring."""
 
     protocol: ClassVar[ApiProtocol] = ApiProtocol.RESPONSES
+    provider: ClassVar[Provider] = Provider.RESPONSES
     #: A function call is one when its ``output_item.done`` comes (Codex runs only those;
     #: the terminal ``response.output`` lists only calls sent whole): a rejected streamed
     #: call never gets one.
@@ -97,9 +110,7 @@ class ResponsesRelay(Relay):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self._held: set[int] = set()  # upstream output indexes of withheld items
-        self._index: dict[int, int] = {}  # upstream output index -> client index
-        self._next = 0
+        self._positions = Renumbering()  # upstream output index -> client index
         self._items: dict[str, dict[str, Any]] = {}  # call_id -> item as added
         self._seq: int | None = None  # next sequence number to send
         self._end_seen = False
@@ -111,6 +122,9 @@ class ResponsesRelay(Relay):
         self._extra_count = 0
         self._streamed_item: dict[str, Any] | None = None  # the streamed call's item
         self._streamed_index = 0
+        # The end: the items sent there, and the streamed call's item once it is whole.
+        self._emitted: list[dict[str, Any]] = []
+        self._first: dict[str, Any] | None = None
 
     def _number(self, chunk: dict[str, Any]) -> dict[str, Any] | None:
         """The chunk with the next sequence number, or None when it already has it."""
@@ -153,20 +167,18 @@ class ResponsesRelay(Relay):
             return
         if kind == "response.output_item.added" and type(index) is int and isinstance(item, dict):
             if item.get("type") in _CALL_ITEMS:
-                self._held.add(index)
+                self._positions.hold(index)
                 call_id = item.get("call_id") or item.get("id")
                 if isinstance(call_id, str):
                     self._items[call_id] = item
                 return
-            self._index[index] = self._next
-            self._next += 1
+            self._positions.start(index)
         if type(index) is int:
-            if index in self._held or kind in _CALL_EVENTS:
+            if kind in _CALL_EVENTS:
                 return
-            mapped = self._index.get(index)
+            mapped = self._positions.place(index)
             if mapped is None:
-                mapped = self._index[index] = self._next
-                self._next += 1
+                return
             if mapped != index:
                 chunk = {**chunk, "output_index": mapped}
                 renumbered = self._number(chunk)
@@ -232,8 +244,7 @@ class ResponsesRelay(Relay):
     def _send_pending(self, out: list[bytes], state: _TextItem) -> None:
         if not state.pending:
             return
-        state.mapped = self._next
-        self._next += 1
+        state.mapped = self._positions.take()
         for name, chunk in state.pending:
             self._send(out, {**chunk, "output_index": state.mapped}, name)
         state.pending = []
@@ -285,8 +296,7 @@ class ResponsesRelay(Relay):
     def _extra_item(self, out: list[bytes], reasoning: bool, text: str) -> None:
         """Text the stage released apart from its item: an item of its own."""
         self._extra_count += 1
-        index = self._next
-        self._next += 1
+        index = self._positions.take()
         if reasoning:
             item_id = f"rs_streamrepair_{self._extra_count}"
             item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": []}
@@ -301,23 +311,17 @@ class ResponsesRelay(Relay):
         self._extra.append(item)
 
     def _message(self, out: list[bytes], item_id: str, index: int, text: str) -> dict[str, Any]:
-        """A complete assistant message item with ``text``; returns the item."""
-        part: dict[str, Any] = {"type": "output_text", "text": "", "annotations": []}
-        item: dict[str, Any] = {
-            "id": item_id,
-            "type": "message",
-            "status": "in_progress",
-            "role": "assistant",
-            "content": [],
-        }
-        self._emit(out, "response.output_item.added", output_index=index, item=item)
+        """A complete assistant message item with ``text`` (:func:`notice_item`, whose
+        events are sent); returns the item."""
+        item = notice_item(item_id, text)
+        full = item["content"][0]
+        added = {**item, "status": "in_progress", "content": []}
+        self._emit(out, "response.output_item.added", output_index=index, item=added)
         where = {"item_id": item_id, "output_index": index, "content_index": 0}
-        self._emit(out, "response.content_part.added", **where, part=part)
+        self._emit(out, "response.content_part.added", **where, part={**full, "text": ""})
         self._emit(out, "response.output_text.delta", **where, delta=text, logprobs=[])
         self._emit(out, "response.output_text.done", **where, text=text, logprobs=[])
-        full = {**part, "text": text}
         self._emit(out, "response.content_part.done", **where, part=full)
-        item = {**item, "status": "completed", "content": [full]}
         self._emit(out, "response.output_item.done", output_index=index, item=item)
         return item
 
@@ -349,8 +353,7 @@ class ResponsesRelay(Relay):
             base.update(id=item_id, type="function_call", call_id=call_id, name=name, arguments="")
             base["status"] = "in_progress"
             item = self._streamed_item = base
-            self._streamed_index = self._next
-            self._next += 1
+            self._streamed_index = self._positions.take()
             self._emit(
                 out, "response.output_item.added", output_index=self._streamed_index, item=item
             )
@@ -362,83 +365,70 @@ class ResponsesRelay(Relay):
             delta=text,
         )
 
-    def _final(self, done: Done) -> list[bytes]:
-        out: list[bytes] = []
-        streamed = self._streamed_ready()
-        first: dict[str, Any] | None = None  # the streamed call's item, when it is sent whole
-        if streamed is not None and self._streamed_item is not None:
-            call, rest = streamed
-            item_id = self._streamed_item["id"]
-            where = {"item_id": item_id, "output_index": self._streamed_index}
-            if rest:
-                self._emit(out, "response.function_call_arguments.delta", **where, delta=rest)
-            arguments = self.emitters[call.call_id].sent + rest
-            self._emit(
-                out,
-                "response.function_call_arguments.done",
-                **where,
-                arguments=arguments,
-                name=call.name,
-            )
-            first = {**self._streamed_item, "status": "completed", "arguments": arguments}
-            self._emit(
-                out, "response.output_item.done", output_index=self._streamed_index, item=first
-            )
-        # (A streamed call that was rejected never gets its .done: never runnable.)
-        out.extend(self._behind)
-        for reasoning, text in self._late_pieces():  # held by the text-call stage
-            self._extra_item(out, reasoning, text)
-        index = self._next
-        emitted: list[dict[str, Any]] = []
-        for verdict in self.verdicts:
-            if not isinstance(verdict, ToolCallReady) or verdict.call_id == self.streamed:
-                continue
-            arguments = self._arguments(verdict)
-            base = dict(self._items.get(verdict.origin_id) or {})
-            custom = verdict.kind == "custom"
-            item_id = base.get("id") if isinstance(base.get("id"), str) else verdict.call_id
-            if verdict.call_id != verdict.origin_id:
-                item_id = f"{item_id}{verdict.call_id[len(verdict.origin_id) :]}"
-            field = "input" if custom else "arguments"
-            base.update(
-                id=item_id,
-                type="custom_tool_call" if custom else "function_call",
-                call_id=verdict.call_id,
-                name=verdict.name,
-                status="in_progress",
-            )
-            base[field] = ""
-            prefix = (
-                "response.custom_tool_call_input"
-                if custom
-                else ("response.function_call_arguments")
-            )
-            self._emit(out, "response.output_item.added", output_index=index, item=dict(base))
-            self._emit(out, f"{prefix}.delta", item_id=item_id, output_index=index, delta=arguments)
-            done_fields: dict[str, Any] = {field: arguments}
-            if not custom:
-                done_fields["name"] = verdict.name
-            self._emit(out, f"{prefix}.done", item_id=item_id, output_index=index, **done_fields)
-            base.update(status="completed")
-            base[field] = arguments
-            self._emit(out, "response.output_item.done", output_index=index, item=base)
-            emitted.append(base)
-            index += 1
-        for notice, verdict in enumerate(notice_verdicts(self.verdicts), start=1):
-            item = self._message(out, f"msg_streamrepair_{notice}", index, notice_text(verdict))
-            emitted.append(item)
-            index += 1
-        stop = closing_stop(
-            self.upstream_stop,
-            self.verdicts,
-            tool="completed",
-            length="incomplete",
-            stop="completed",
+    # -- the end: the pieces of Relay._ending -------------------------------------------------
+
+    def _end_streamed(self, out: list[bytes], call: ToolCallReady, rest: str) -> None:
+        if self._streamed_item is None:
+            return
+        item_id = self._streamed_item["id"]
+        where = {"item_id": item_id, "output_index": self._streamed_index}
+        if rest:
+            self._emit(out, "response.function_call_arguments.delta", **where, delta=rest)
+        arguments = self.emitters[call.call_id].sent + rest
+        self._emit(
+            out,
+            "response.function_call_arguments.done",
+            **where,
+            arguments=arguments,
+            name=call.name,
         )
+        first = {**self._streamed_item, "status": "completed", "arguments": arguments}
+        self._emit(out, "response.output_item.done", output_index=self._streamed_index, item=first)
+        self._first = first
+
+    def _late_text(self, out: list[bytes], pieces: list[tuple[bool, str]]) -> None:
+        for reasoning, text in pieces:  # held by the text-call stage
+            self._extra_item(out, reasoning, text)
+
+    def _send_call(self, out: list[bytes], ready: ToolCallReady, arguments: str) -> None:
+        index = self._positions.take()
+        base = dict(self._items.get(ready.origin_id) or {})
+        custom = ready.kind == "custom"
+        item_id = base.get("id") if isinstance(base.get("id"), str) else ready.call_id
+        if ready.call_id != ready.origin_id:
+            item_id = f"{item_id}{ready.call_id[len(ready.origin_id) :]}"
+        field = "input" if custom else "arguments"
+        base.update(
+            id=item_id,
+            type="custom_tool_call" if custom else "function_call",
+            call_id=ready.call_id,
+            name=ready.name,
+            status="in_progress",
+        )
+        base[field] = ""
+        prefix = "response.custom_tool_call_input" if custom else "response.function_call_arguments"
+        self._emit(out, "response.output_item.added", output_index=index, item=dict(base))
+        self._emit(out, f"{prefix}.delta", item_id=item_id, output_index=index, delta=arguments)
+        done_fields: dict[str, Any] = {field: arguments}
+        if not custom:
+            done_fields["name"] = ready.name
+        self._emit(out, f"{prefix}.done", item_id=item_id, output_index=index, **done_fields)
+        base.update(status="completed")
+        base[field] = arguments
+        self._emit(out, "response.output_item.done", output_index=index, item=base)
+        self._emitted.append(base)
+
+    def _send_notice(self, out: list[bytes], number: int, text: str) -> None:
+        index = self._positions.take()
+        self._emitted.append(self._message(out, f"msg_streamrepair_{number}", index, text))
+
+    def _stops(self) -> tuple[str, str, str]:
+        return "completed", "incomplete", "completed"
+
+    def _send_tail(self, out: list[bytes], stop: str | None) -> None:
         for name, data in self.tail.events:
-            data, name = self._terminal(data, name, emitted, stop, first)
+            data, name = self._terminal(data, name, stop)
             out.append(sse_event(data, name))
-        return out
 
     def error_event(self, message: str) -> bytes:
         out: list[bytes] = []
@@ -453,14 +443,7 @@ class ResponsesRelay(Relay):
         chunk.update(fields)
         out.append(sse_event(compact_json(chunk), kind))
 
-    def _terminal(
-        self,
-        data: str,
-        name: str | None,
-        emitted: list[dict[str, Any]],
-        stop: str | None,
-        first: dict[str, Any] | None = None,
-    ) -> tuple[str, str | None]:
+    def _terminal(self, data: str, name: str | None, stop: str | None) -> tuple[str, str | None]:
         """The terminal event with ``response.output`` listing the items sent and, when
         the calls sent say otherwise than the upstream, ``completed`` (a call was sent:
         Codex runs calls only from a completed response) or ``incomplete`` with
@@ -481,10 +464,10 @@ class ResponsesRelay(Relay):
             ]
             if self.text_calls:
                 kept = self._client_output(kept)
-            if first is not None:  # where the streamed call went out
+            if self._first is not None:  # where the streamed call went out
                 at = min(self._streamed_index, len(kept))
-                kept = [*kept[:at], first, *kept[at:]]
-            output = kept + emitted
+                kept = [*kept[:at], self._first, *kept[at:]]
+            output = kept + self._emitted
             if output != response["output"]:
                 response = {**response, "output": output}
                 chunk = {**chunk, "response": response}
@@ -536,3 +519,191 @@ def _item_text(item: dict[str, Any], state: _TextItem) -> dict[str, Any]:
             for k, part in enumerate(parts)
         ]
     return out
+
+
+# -- whole bodies ----------------------------------------------------------------------------
+
+#: Item statuses of a call the model did not finish.
+_UNFINISHED: Final = frozenset({"in_progress", "incomplete"})
+_TERMINALS: Final = {
+    "completed": "response.completed",
+    "incomplete": "response.incomplete",
+    "failed": "response.failed",
+}
+
+
+def notice_item(item_id: str, text: str) -> dict[str, Any]:
+    """A completed assistant message item that says ``text`` (a notice)."""
+    part = {"type": "output_text", "text": text, "annotations": []}
+    return {
+        "id": item_id,
+        "type": "message",
+        "status": "completed",
+        "role": "assistant",
+        "content": [part],
+    }
+
+
+def _judged_item(item: object) -> bool:
+    if not isinstance(item, dict):
+        return False
+    kind = item.get("type")
+    return (
+        kind in _CALL_ITEMS
+        or kind == "mcp_approval_request"
+        or (responses_client_item(kind, item) is not None)
+    )
+
+
+def _body_events(body: dict[str, Any]) -> list[tuple[str | None, str]] | None:
+    output = body.get("output")
+    terminal = _TERMINALS.get(str(body.get("status")))
+    if terminal is None or not isinstance(output, list):
+        return None  # queued or in progress (background mode): nothing final to judge
+    if not any(_judged_item(item) for item in output):
+        return None
+    start = {**body, "status": "in_progress", "output": []}
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": start}]
+    for index, item in enumerate(output):
+        if not isinstance(item, dict):
+            continue
+        field = _CALL_ITEMS.get(str(item.get("type")))
+        added = item if field is None else {**item, field: "", "status": "in_progress"}
+        events.append({"type": "response.output_item.added", "output_index": index, "item": added})
+        text = item.get(field) if field is not None else None
+        if isinstance(text, str) and text:
+            kind = "function_call_arguments" if field == "arguments" else "custom_tool_call_input"
+            where = {"item_id": item.get("id"), "output_index": index}
+            events.append({"type": f"response.{kind}.delta", **where, "delta": text})
+        if field is None or item.get("status") not in _UNFINISHED:
+            done = {"type": "response.output_item.done", "output_index": index, "item": item}
+            events.append(done)
+        # (A call item the response marks unfinished is left open, as a cut stream would.)
+    events.append({"type": terminal, "response": body})
+    return [(str(e["type"]), compact_json(e)) for e in events]
+
+
+def _rewrite_body(relay: Relay, body: dict[str, Any]) -> dict[str, Any]:
+    verdicts = relay.verdicts
+    output: list[Any] = []
+    for index, item in enumerate(body["output"]):
+        field = _CALL_ITEMS.get(str(item.get("type"))) if isinstance(item, dict) else None
+        if field is None:
+            output.append(item)
+            continue
+        assert isinstance(item, dict)
+        for verdict in relay.verdicts_at(index):
+            if isinstance(verdict, ToolCallReady):
+                entry = {**item, "name": verdict.name}
+                if verdict.call_id != verdict.origin_id:
+                    suffix = verdict.call_id[len(verdict.origin_id) :]
+                    entry["call_id"] = verdict.call_id
+                    if isinstance(item.get("id"), str):
+                        entry["id"] = f"{item['id']}{suffix}"
+                text = argument_text(verdict)
+                if text != item.get(field):
+                    entry[field] = text
+                output.append(item if entry == item else entry)
+    for number, verdict in enumerate(notice_verdicts(verdicts), start=1):
+        output.append(notice_item(f"msg_streamrepair_{number}", notice_text(verdict)))
+    out = {**body, "output": output}
+    stop = closing_stop(
+        relay.upstream_stop, verdicts, tool="completed", length="incomplete", stop="completed"
+    )
+    if (
+        stop != relay.upstream_stop
+        and stop in ("completed", "incomplete")
+        and body.get("status") in ("completed", "incomplete")
+    ):
+        out["status"] = stop
+        out["incomplete_details"] = (
+            {"reason": "max_output_tokens"} if stop == "incomplete" else None
+        )
+    return out
+
+
+# -- requests ----------------------------------------------------------------------------------
+
+_CALLS: Final = ("function_call", "custom_tool_call")
+_OUTPUTS: Final = ("function_call_output", "custom_tool_call_output")
+
+
+def _is_call(item: object) -> bool:
+    return isinstance(item, dict) and item.get("type") in _CALLS
+
+
+def _referenced_calls(body: Mapping[str, Any]) -> list[str]:
+    ids: dict[str, None] = {}
+    for item in dicts(body.get("input")):
+        if item.get("type") in ("function_call", "function_call_output", "custom_tool_call"):
+            add_id(ids, item.get("call_id"))
+    return list(ids)
+
+
+def _before(
+    body: dict[str, Any],
+    memos: Mapping[str, CallMemo],
+    policy: ReasoningPolicy,
+    counts: dict[str, int],
+) -> bool:
+    items = body["input"]
+    calls = {i.get("call_id"): n for n, i in enumerate(items) if _is_call(i)}
+    outputs = {i.get("call_id") for i in items if isinstance(i, dict) and i.get("type") in _OUTPUTS}
+    missing = [c for c in calls if isinstance(c, str) and c not in outputs]
+    if not missing:
+        return False
+    inserts: dict[int, list[dict[str, Any]]] = {}
+    for call_id in missing:
+        at = calls[call_id]
+        end = at
+        while end + 1 < len(items) and _is_call(items[end + 1]):
+            end += 1
+        call = items[at]
+        custom = call.get("type") == "custom_tool_call"
+        inserts.setdefault(end, []).append(
+            {
+                "type": "custom_tool_call_output" if custom else "function_call_output",
+                "call_id": call_id,
+                "output": not_started(call_id, str(call.get("name") or ""), call.get("arguments")),
+            }
+        )
+    insert_after(items, inserts)
+    count(counts, "unanswered_call_answered", len(missing))
+    return True
+
+
+def _answers(items: list[Any]) -> Iterator[Answer]:
+    """Each output item."""
+    for n, item in enumerate(items):
+        if isinstance(item, dict) and item.get("type") in _OUTPUTS:
+            yield _answer(items, n, item)
+
+
+def _answer(items: list[Any], n: int, item: dict[str, Any]) -> Answer:
+    def replace(output: Any) -> None:
+        items[n] = {**item, "output": output}
+
+    return Answer(
+        call_id=item.get("call_id", ""),
+        content=item.get("output"),
+        earlier=lambda: [i for i in items[:n] if isinstance(i, dict)],
+        replace=replace,
+    )
+
+
+_API: Final = Api(
+    protocol=ApiProtocol.RESPONSES,
+    relay=ResponsesRelay,
+    path="/responses",
+    follows=lambda body: True,
+    key_header="authorization",
+    error_body=openai_error,
+    body_events=_body_events,
+    rewrite_body=_rewrite_body,
+    history="input",
+    referenced_calls=_referenced_calls,
+    before=_before,
+    answers=_answers,
+    note_part="input_text",
+    memos=None,
+)

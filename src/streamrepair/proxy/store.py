@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Protocol
 
-from .relay import CallMemo
+from .memo import CallMemo
 
 __all__ = [
     "DEFAULT_MAX_CHARS",

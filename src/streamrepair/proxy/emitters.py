@@ -1,14 +1,21 @@
-"""Progressive arguments: a call's argument text streamed as it becomes final.
+"""How a call's argument text goes out: held until judged, or streamed as it becomes final.
 
 Theory of operation
 -------------------
-:class:`ProgressiveArguments` is the :class:`~.relay.ArgumentEmitter` of a call whose
-arguments the relay streams before the call is judged (``--stream-arguments``, on the
-protocols where a half-sent call can be left unrunnable: ``docs/proxy.md``). It reads
-the assembler's per-delta changes (:class:`~streamrepair.ToolCallDelta` ``changes``)
-and returns, from each :meth:`feed`, the canonical JSON text (compact, non-ASCII kept:
-what :func:`~.relay.compact_json` writes) of the part of the value that can no longer
-change; :meth:`finish` returns the rest once the call is ready.
+Each tool call of a relayed stream has an :class:`ArgumentEmitter`: the relay gives it
+every piece the model streamed (:meth:`ArgumentEmitter.feed`) and, once the call is
+judged ready, the verdict (:meth:`ArgumentEmitter.finish`); everything the two return,
+joined, is the JSON sent for the call, and nothing returned is ever taken back.
+:class:`HeldArguments` returns nothing before the verdict and then the whole text
+(:func:`argument_text`); it is right for every protocol.
+
+:class:`ProgressiveArguments` is the emitter of a call whose arguments the relay streams
+before the call is judged (``--stream-arguments``, on the protocols where a half-sent
+call can be left unrunnable: ``docs/proxy.md``). It reads the assembler's per-delta
+changes (:class:`~streamrepair.ToolCallDelta` ``changes``) and returns, from each
+:meth:`~ProgressiveArguments.feed`, the canonical JSON text (compact, non-ASCII kept:
+what :func:`~.wire.compact_json` writes) of the part of the value that can no longer
+change; :meth:`~ProgressiveArguments.finish` returns the rest once the call is ready.
 
 What can no longer change, before the call is judged: the top-level members of the
 argument object, in the order the model wrote them, as long as each is a string the
@@ -21,35 +28,104 @@ unwrapped in path-like fields; a member the check would unwrap in (found by aski
 check itself, once per field) is sent whole when its string is closed, as the check
 leaves it. The first member that is anything else (a number, an object, a string of
 another field, a key written twice, a new top-level value) ends the streaming: it and
-everything after it are sent by :meth:`finish`.
+everything after it are sent by :meth:`~ProgressiveArguments.finish`.
 
-Invariants:
+Invariants of :class:`ProgressiveArguments`:
 
 * **Never a byte taken back.** Everything returned is a prefix of the text
-  :meth:`finish` completes, which parses to the finished value. A key the model wrote
-  twice after its first value was sent is written once more with its final value (JSON's
-  last value wins, as in the model's own text, which a held call sends as written).
-  :meth:`finish` returns None when the finished value does not continue what was sent
-  otherwise (the call must then be withheld: the relay turns it into a rejection),
-  which the rules above make a can't-happen.
+  :meth:`~ProgressiveArguments.finish` completes, which parses to the finished value. A
+  key the model wrote twice after its first value was sent is written once more with
+  its final value (JSON's last value wins, as in the model's own text, which a held call
+  sends as written). ``finish`` returns None when the finished value does not continue
+  what was sent otherwise (the call must then be withheld: the relay turns it into a
+  rejection), which the rules above make a can't-happen.
 * **Never runnable early.** What has been sent is never valid JSON on its own: the
-  closing ``}`` is only ever sent by :meth:`finish`, and the prefix always ends inside a
+  closing ``}`` is only ever sent by ``finish``, and the prefix always ends inside a
   string (a closed string's quote goes out with the next member), so a client's partial
   parser that drops unfinished strings never sees a member complete.
 * **Nothing sent, nothing changed.** A call none of whose members could be streamed is
-  sent as :class:`~.relay.HeldArguments` sends it (the model's text when it is valid).
+  sent as :class:`HeldArguments` sends it (the model's text when it is valid).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from ..events import ToolCallDelta, ToolCallReady
 from ..syntax.changes import Appended, Assigned, Closed, KeyRead, Opened, ValueKind
 
-__all__ = ["FIELDS_CACHE_SIZE", "ProgressiveArguments", "streamable_fields"]
+__all__ = [
+    "FIELDS_CACHE_SIZE",
+    "ArgumentEmitter",
+    "HeldArguments",
+    "ProgressiveArguments",
+    "argument_text",
+    "streamable_fields",
+]
+
+
+def argument_text(ready: ToolCallReady) -> str:
+    """The argument text to send for a ready call.
+
+    Valid JSON is never "repaired": a call the assembler and the schema left untouched
+    goes out exactly as the model wrote it. Otherwise the canonical compact JSON of its
+    finished, repaired value. A custom (free-text) tool's input is sent as it is.
+    """
+    if ready.kind != "function":
+        return ready.arguments if isinstance(ready.arguments, str) else ready.raw
+    if not ready.repairs and not ready.schema_repairs and ready.raw.strip():
+        try:
+            if json.loads(ready.raw) == ready.arguments:  # not one of several values
+                return ready.raw
+        except (ValueError, RecursionError):
+            pass
+    return json.dumps(ready.arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+class ArgumentEmitter(Protocol):
+    """How one call's argument text goes out. The relay calls :meth:`feed` with each
+    piece the model streamed and :meth:`finish` once the call is judged ready; all the
+    text they return, joined, must be the JSON that is sent for the call (and nothing
+    returned may ever need to be taken back). :class:`HeldArguments` returns nothing
+    before the verdict; :class:`ProgressiveArguments` returns what is final as it
+    comes."""
+
+    @property
+    def sent(self) -> str:
+        """The argument text sent so far (what :meth:`feed` returned; a held emitter
+        records its whole text in :meth:`finish`)."""
+        ...
+
+    def feed(self, delta: ToolCallDelta) -> str:
+        """Text that is final already and may be sent now ("" to wait)."""
+        ...
+
+    def finish(self, ready: ToolCallReady) -> str | None:
+        """The rest of the text, now that the call is ready; None when the finished
+        value does not continue what was sent (the call is then withheld)."""
+        ...
+
+
+class HeldArguments:
+    """Hold every call back until it is judged, then send its whole argument text
+    (:func:`argument_text`). Correct for every protocol."""
+
+    __slots__ = ("sent",)
+
+    def __init__(self) -> None:
+        self.sent = ""
+
+    def feed(self, delta: ToolCallDelta) -> str:
+        return ""
+
+    def finish(self, ready: ToolCallReady) -> str:
+        text = argument_text(ready)
+        rest = text[len(self.sent) :] if text.startswith(self.sent) else text
+        self.sent = text
+        return rest
+
 
 #: Root-schema keywords that can make a member's fate depend on others: no streaming.
 _ROOT_BLOCKERS: Final = frozenset(
@@ -182,10 +258,8 @@ class ProgressiveArguments:
 
     def finish(self, ready: ToolCallReady) -> str | None:
         """The rest of the text; None when the finished value does not continue what
-        was sent (nothing sent: the whole text, as :class:`~.relay.HeldArguments`)."""
+        was sent (nothing sent: the whole text, as :class:`HeldArguments`)."""
         if not self._members:
-            from .relay import argument_text
-
             return argument_text(ready)
         value = ready.arguments
         if ready.kind != "function" or not isinstance(value, dict):

@@ -1,0 +1,82 @@
+"""How the proxy runs: :class:`ProxyConfig` and its defaults (``streamrepair serve``'s
+options build one; :func:`~.app.create_app` takes it). Reading it needs no part of the
+``serve`` extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..providers.textcalls import TextCallFormat
+from ..syntax.assembler import DEFAULT_MAX_SIZE
+from ..telemetry.log import TelemetryLog
+
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "DEFAULT_READ_TIMEOUT",
+    "ProxyConfig",
+]
+
+#: Largest request body accepted (bytes): long agent histories run to megabytes.
+DEFAULT_MAX_REQUEST_BYTES: Final = 32 * 2**20
+#: Seconds to open a connection to the upstream.
+DEFAULT_CONNECT_TIMEOUT: Final = 10.0
+#: Seconds without a byte from the upstream before giving up (DeepSeek closes a queued
+#: request after 10 minutes; its keep-alive comments count as bytes).
+DEFAULT_READ_TIMEOUT: Final = 600.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProxyConfig:
+    """How the proxy runs. ``upstream`` is the base URL requests are forwarded to
+    (``https://api.deepseek.com``, ``https://api.deepseek.com/anthropic``...): the
+    request's path is appended (a ``/v1`` that both end and start with is kept once).
+
+    ``token``: when set, every request but ``/healthz`` must carry it, as
+    ``Authorization: Bearer``, ``x-api-key`` or ``x-streamrepair-token``; in the first two
+    cases it is replaced by ``upstream_key`` (the proxy then holds the upstream's key),
+    in the third the client's own auth headers go upstream. ``telemetry`` gets a record
+    per judged call.
+
+    ``text_tool_calls`` (``"auto"`` or a :class:`~streamrepair.TextCallFormat` name;
+    default None: off) reads tool calls the model wrote as text in streamed replies to
+    requests that declare ``tools`` (a server without a tool parser) and sends them as
+    calls; a request's ``x-streamrepair-text-tool-calls`` header (a format, ``auto`` or
+    ``off``) overrides it for that request.
+
+    ``stream_arguments`` (default False) streams the first tool call's arguments as they
+    become final, on Anthropic Messages and Responses (Chat Completions calls are always
+    held: no client can be kept from running a half-sent one); a request's
+    ``x-streamrepair-stream-arguments`` header (``on`` or ``off``) overrides it.
+
+    ``schemas`` (tool name -> parameter schema, as ``load_schema_files`` reads them) are
+    the schemas of tools a request does not list: a call to one of them gets its schema
+    rules too (Claude Code's deferred MCP tools, which are not in the request's
+    ``tools``). A tool the request lists keeps the request's own schema. A call to a
+    name in neither gets the syntax repairs only, and is sent like any other.
+    """
+
+    upstream: str
+    token: str | None = None
+    upstream_key: str | None = None
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    max_argument_chars: int = DEFAULT_MAX_SIZE
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    max_connections: int = 512
+    access_log: bool = True
+    telemetry: TelemetryLog | None = None
+    text_tool_calls: str | None = None
+    stream_arguments: bool = False
+    schemas: Mapping[str, Mapping[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.upstream.startswith(("http://", "https://")):
+            raise ValueError(f"upstream must be an http(s) URL, not {self.upstream!r}")
+        if self.text_tool_calls is not None:
+            TextCallFormat.parse(self.text_tool_calls)  # ValueError names the known ones
+        if self.max_request_bytes < 1 or self.max_argument_chars < 1:
+            raise ValueError("max_request_bytes and max_argument_chars must be positive")
