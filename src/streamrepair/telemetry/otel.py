@@ -1,5 +1,5 @@
-"""Optional OpenTelemetry counters for telemetry records (the ``streamrepair[otel]``
-extra): the same records, reported to whatever metrics backend the process uses."""
+"""Optional OpenTelemetry counters for telemetry records (the ``otel`` extra:
+``pip install -e '.[otel]'`` in a checkout): the same records, reported to whatever metrics backend the process uses."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ __all__ = ["OTelMetrics", "metrics_from_env"]
 
 
 class OTelMetrics:
-    """OpenTelemetry counters for repair records (install ``streamrepair[otel]``).
+    """OpenTelemetry counters for repair records (the ``otel`` extra).
 
     Counters (attributes ``gen_ai.request.model``, ``gen_ai.tool.name``,
     ``streamrepair.harness`` plus the one named): ``streamrepair.tool_calls``
