@@ -1,5 +1,6 @@
 """Optional OpenTelemetry counters for telemetry records (the ``otel`` extra:
-``pip install -e '.[otel]'`` in a checkout): the same records, reported to whatever metrics backend the process uses."""
+``pip install -e '.[otel]'`` in a checkout): the same records, reported to whatever
+metrics backend the process uses."""
 
 from __future__ import annotations
 
