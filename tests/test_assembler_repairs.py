@@ -385,3 +385,36 @@ def test_repair_and_the_assembler_refuse_the_same_valid_text(
         repair(text)
     found = info.value
     assert _machine(text) == (type(found), found.offset, found.line, found.column)
+
+
+@pytest.mark.parametrize(
+    ("text", "unsettled"),
+    [
+        # the path rule settles it: read literally
+        ('{"path": "C:\\Users\\new\\file.txt"}', 0),
+        ('{"paths": ["C:\\bin\\app.exe", "D:\\x"]}', 0),
+        # JSON's reading kept where raw backslashes make it a guess (issue 21: Claude Code
+        # wrote a newline and a tab where a path in a file's content had `\n` and `\t`)
+        ('{"content": "cd C:\\Users\\new\\tmp"}', 1),
+        ('{"content": "line\\nre.compile(\'\\d+\')\\n"}', 1),
+        ('{"path": "C:\\Users\\new\tdir"}', 1),  # a raw tab: no literal reading either
+        ('{"a": "C:\\Users\\n", "b": "\\d\\t", "path": "C:\\Users\\n"}', 2),
+        (json.dumps('{"content": "x\\nC:\\Users"}'), 1),  # inside a double-encoded object
+        # nothing ambiguous: valid escapes alone, or an invalid escape alone
+        ('{"content": "a\\nb\\tc", "p": "C:\\Users"}', 0),
+        ('{"content": "a\\\\nb"}', 0),
+    ],
+)
+def test_unsettled_escapes_counts_the_strings_whose_reading_is_a_guess(
+    text: str, unsettled: int
+) -> None:
+    for chunks in chunkings(text):
+        assembler = ArgumentAssembler()
+        for chunk in chunks:
+            assembler.feed(chunk)
+            _ = assembler.status  # reading the status never counts anything
+        assert assembler.unsettled_escapes == unsettled, chunks
+        result = assembler.finish()
+        assert assembler.unsettled_escapes == unsettled
+        kinds = [r.kind for r in result.repairs]
+        assert (RepairKind.AMBIGUOUS_ESCAPES in kinds) >= (unsettled > 0)

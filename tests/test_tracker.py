@@ -24,6 +24,7 @@ from streamrepair import (
     ToolCallStarted,
     ToolCallTracker,
     normalize_stop_reason,
+    tool_message,
 )
 from streamrepair.providers import (
     Provider,
@@ -799,3 +800,34 @@ def test_normalize_stop_reason(raw: str | None, expected: StopReason) -> None:
     assert expected.clean == (
         expected in (StopReason.STOP, StopReason.TOOL_CALLS, StopReason.LENGTH)
     )
+
+
+AMBIGUOUS = '{"path": "notes.md", "content": "cd C:\\Users\\new\\tmp"}'
+SETTLED = '{"path": "C:\\Users\\new\\tmp.txt", "content": "a\\nb"}'
+
+
+def test_ambiguous_escapes_are_ready_by_default_and_refused_on_request() -> None:
+    # Issue 21: `\n` and `\t` beside `\U` were written as a newline and a tab. The
+    # library reports the guess; a harness (the proxy) that will not write it refuses.
+    deltas = [call(id="a", index=0, name="write", arguments=AMBIGUOUS), STOP_TOOLS]
+    ready = [e for e in run(deltas) if isinstance(e, ToolCallReady)]
+    assert ready[0].arguments["content"] == "cd C:\\Users\n" + "ew\tmp"
+    assert RepairKind.AMBIGUOUS_ESCAPES in [r.kind for r in ready[0].repairs]
+    events = run(deltas, refuse_ambiguous_escapes=True)
+    assert outcomes(events) == [("rejected", "a", RejectReason.AMBIGUOUS_ESCAPES)]
+    rejected = next(e for e in events if isinstance(e, ToolCallRejected))
+    assert rejected.raw == AMBIGUOUS
+    assert "1 string of the arguments holds" in rejected.detail
+    content = tool_message(rejected)["content"]
+    assert "ambiguous_escapes" in content
+    assert "C:\\\\Users" in content
+
+
+def test_a_path_read_literally_is_settled_and_runs_when_refusing() -> None:
+    events = run(
+        [call(id="a", index=0, name="write", arguments=SETTLED), STOP_TOOLS],
+        refuse_ambiguous_escapes=True,
+    )
+    assert outcomes(events) == [
+        ("ready", "a", {"path": "C:\\Users\\new\\tmp.txt", "content": "a\nb"})
+    ]

@@ -167,6 +167,10 @@ class RejectReason(enum.Enum):
     #: The arguments are well formed but unusable: not a JSON object, no tool name, or
     #: rejected by the tool's schema.
     INVALID = "invalid"
+    #: Some string of the arguments kept JSON's reading of ``\\n``-like escapes although
+    #: its raw backslashes (an invalid escape) make that reading a guess; only with
+    #: ``refuse_ambiguous_escapes`` (the proxy's default): nothing ambiguous is written.
+    AMBIGUOUS_ESCAPES = "ambiguous_escapes"
     #: The model asked for something streamrepair does not hand out as a call (a
     #: Responses ``mcp_approval_request``, which wants an approval, not a result);
     #: ``detail`` says what it is and how to answer it.

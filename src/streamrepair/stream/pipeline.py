@@ -75,6 +75,10 @@ class ToolCallStream:
     choices and none of this one fails at its end (``unsupported_chunk``).
     ``reject_unknown_tools=False`` sends a call to a name not in ``tools`` through with the
     syntax repairs and no schema rules instead of rejecting it (``unknown_tool``).
+    ``refuse_ambiguous_escapes=True`` rejects (``ambiguous_escapes``) a call whose strings
+    kept a reading of ``\\n``-like escapes that their raw backslashes make a guess
+    (``docs/repairs.md``, "Ambiguous escapes"); by default it is ready, with the repair
+    recorded.
     ``previews=False`` skips the preview on each :class:`ToolCallDelta`. The ``max_*``
     bounds are those of the layers (see ``sse.py``, ``eventstream.py``, ``tracker.py`` and
     :class:`~streamrepair.ArgumentAssembler`). ``text_tool_calls`` (``"auto"`` or a
@@ -102,6 +106,7 @@ class ToolCallStream:
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         text_tool_calls: TextCallFormat | str | None = None,
         reject_unknown_tools: bool = True,
+        refuse_ambiguous_escapes: bool = False,
     ) -> None:
         self._text_calls: TextCallExtractor | None = None
         if text_tool_calls is not None:
@@ -120,6 +125,7 @@ class ToolCallStream:
             max_text_chars=max_text_chars,
             previews=previews,
             reject_unknown_tools=reject_unknown_tools,
+            refuse_ambiguous_escapes=refuse_ambiguous_escapes,
         )
         self._max_line_bytes = max_line_bytes
         self._max_event_bytes = max_event_bytes

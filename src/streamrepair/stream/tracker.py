@@ -256,6 +256,11 @@ class ToolCallTracker:
     policy like any other (cut-off and unrepairable calls are still rejected) but no
     schema rules, and is ready; for a harness that runs tools it did not list (Claude
     Code's deferred MCP tools) and decides itself what to do with a name it does not know.
+    ``refuse_ambiguous_escapes=True`` rejects (``ambiguous_escapes``) a call in which some
+    string kept JSON's reading of ``\\n``-like escapes although its raw backslashes make
+    that reading a guess (:attr:`~streamrepair.ArgumentAssembler.unsettled_escapes`); by
+    default such a call is ready with an ``ambiguous_escapes`` repair, for the harness to
+    decide. A path read literally by the path rule is settled and never refused.
 
     The tracker decides call identity and the finish policy; the turn's text is kept by
     a :class:`~streamrepair.providers.messages.TurnRecorder` and the schema check is
@@ -273,6 +278,7 @@ class ToolCallTracker:
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         previews: bool = True,
         reject_unknown_tools: bool = True,
+        refuse_ambiguous_escapes: bool = False,
     ) -> None:
         self.provider = provider
         if check is None and tools is not None:
@@ -283,6 +289,7 @@ class ToolCallTracker:
         self.max_text_chars = max_text_chars
         self.previews = previews
         self.reject_unknown_tools = reject_unknown_tools
+        self.refuse_ambiguous_escapes = refuse_ambiguous_escapes
         self._calls: list[_Call] = []
         self._by_id: dict[str, _Call] = {}
         self._by_index: dict[int, _Call] = {}
@@ -800,6 +807,16 @@ class ToolCallTracker:
             values = call.asm.finish_values()
         except UnrepairableError:
             return [self._unrepairable(call)]
+        if self.refuse_ambiguous_escapes and call.asm.unsettled_escapes:
+            n = call.asm.unsettled_escapes
+            detail = (
+                f"Not executed: {plural(n, 'string')} of the arguments "
+                f"{'holds' if n == 1 else 'hold'} both a raw "
+                "backslash (an invalid escape such as \\U) and \\n, \\t, \\r, \\b or \\f, "
+                "which may have been raw backslashes too (C:\\Users\\new): what the "
+                "strings mean cannot be told."
+            )
+            return [self._reject(call, RejectReason.AMBIGUOUS_ESCAPES, detail)]
         out: list[StreamEvent] = []
         split = len(values) > 1
         for k, repaired in enumerate(values):

@@ -235,6 +235,7 @@ class ArgumentAssembler:
         "_str_tiers",
         "_token",
         "_token_offset",
+        "_unsettled",
         "_values",
         "_whole",
         "_ws_return",
@@ -271,6 +272,7 @@ class ArgumentAssembler:
         self._str_offset = 0
         self._str_flags = 0  # what the open string has shown (_INVALID, ...)
         self._pathlike: bool | None = None  # under a path-like key (None: not asked yet)
+        self._unsettled = 0  # strings that kept JSON's reading of ambiguous escapes
         self._hold: str | None = None  # its preview, held at its first control escape
         self._str_start = 0  # first piece of the open string added by the current delta
         self._str_merged = 0  # pieces that compaction has already joined (see _compact)
@@ -349,6 +351,16 @@ class ArgumentAssembler:
     def chars_fed(self) -> int:
         """How many characters have been fed so far."""
         return self._fed
+
+    @property
+    def unsettled_escapes(self) -> int:
+        """How many strings so far kept JSON's reading of ``\\b \\f \\n \\r \\t`` although
+        an invalid escape in the same string shows the model wrote raw backslashes (each
+        is an ``ambiguous_escapes`` repair whose reading the path rule did not settle:
+        ``"x = 1\\nC:\\Users"`` outside a path-like key). Nonzero means the value's
+        text may not say what the model meant; a harness that will not write such content
+        refuses the call (``ToolCallStream(refuse_ambiguous_escapes=True)``)."""
+        return self._unsettled
 
     @property
     def value_count(self) -> int:
@@ -1209,9 +1221,10 @@ class ArgumentAssembler:
             self._state = _COLON
             return
         if not self._stack:
-            value, result = self._unwrapped(text)
+            value, result, unsettled = self._unwrapped(text)
             if result is not None:
                 self._note_unwrapped(result)
+                self._unsettled += unsettled
             self._emit(value)
             return
         self._emit(text)
@@ -1239,22 +1252,24 @@ class ArgumentAssembler:
                     "kept JSON's reading of \\b \\f \\n \\r \\t in a string that also shows "
                     "raw backslashes; they may have been meant literally"
                 )
+                self._unsettled += 1
             self._current.note(RepairKind.AMBIGUOUS_ESCAPES, self._str_offset, description)
         return text
 
-    def _unwrapped(self, text: str) -> tuple[Any, Repaired | None]:
+    def _unwrapped(self, text: str) -> tuple[Any, Repaired | None, int]:
         """A whole argument that is a JSON string holding a JSON object is unwrapped: the
-        object and the inner result, or ``(text, None)``."""
+        object, the inner result and the inner text's :attr:`unsettled_escapes`, or
+        ``(text, None, 0)``."""
         if text.lstrip()[:1] not in ("{", '"'):
-            return text, None
+            return text, None, 0
         inner = ArgumentAssembler(max_size=len(text), max_depth=self._max_depth)
         inner.feed(text)
         if inner.status is not Status.COMPLETE:
-            return text, None
+            return text, None, 0
         result = inner.finish()
         if not isinstance(result.value, dict):
-            return text, None
-        return result.value, result
+            return text, None, 0
+        return result.value, result, inner._unsettled
 
     def _note_unwrapped(self, result: Repaired) -> None:
         current = self._current

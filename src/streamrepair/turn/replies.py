@@ -106,6 +106,11 @@ _GUIDANCE: Final[dict[RejectReason, str]] = {
         "This is not a call streamrepair can answer with a result, so nothing was executed; "
         "answer it as its detail says."
     ),
+    RejectReason.AMBIGUOUS_ESCAPES: (
+        "The arguments hold backslashes that can be read two ways (\\n as a newline, or as "
+        "a backslash and an n), so nothing was executed. Write every literal backslash as "
+        "\\\\ (C:\\\\Users\\\\new) and call the tool again."
+    ),
     RejectReason.INVALID: (
         "The arguments do not fit the tool's parameters, so nothing was executed. "
         "Correct them as described and call the tool again."
@@ -294,9 +299,18 @@ def _found_tools(output: str) -> list[Any]:
     return tools
 
 
+#: The reasons for which the model finished its arguments (what it wrote can stand in the
+#: history as it was read).
+_FINISHED: Final = (
+    RejectReason.INVALID,
+    RejectReason.UNKNOWN_TOOL,
+    RejectReason.AMBIGUOUS_ESCAPES,
+)
+
+
 def _rejected_arguments(event: ToolCallRejected) -> str:
     """Valid JSON standing for a rejected call's arguments in the history."""
-    if event.reason in (RejectReason.INVALID, RejectReason.UNKNOWN_TOOL) and event.raw:
+    if event.reason in _FINISHED and event.raw:
         try:
             repaired = repair(event.raw)
         except StreamRepairError:
@@ -309,7 +323,7 @@ def _rejected_arguments(event: ToolCallRejected) -> str:
 def _rejected_input(event: ToolCallRejected) -> str:
     """The free-form input standing for a rejected custom tool call's in the history:
     the text as streamed when the model finished it, else empty (never a fragment)."""
-    if event.reason in (RejectReason.INVALID, RejectReason.UNKNOWN_TOOL):
+    if event.reason in _FINISHED:
         return event.raw
     return ""
 
