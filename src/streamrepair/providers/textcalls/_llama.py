@@ -91,9 +91,6 @@ class PythonicRegion(Region):
         self.literal = PyExtent()
         self.parts: list[str] = []
 
-    def end_marker(self) -> str | None:
-        return ")"
-
     def begin(self, final: bool) -> bool:
         if self.single:
             self.fmt = TextCallFormat.LLAMA3_JSON

@@ -45,7 +45,7 @@ __all__: list[str] = []
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Reader:
+class FormatReader:
     """How one format's markup is found and read."""
 
     #: Each start marker -> the region it opens. A marker several formats share opens
@@ -54,34 +54,35 @@ class Reader:
     #: Models also write it while thinking, as drafts: not read in reasoning or in a
     #: ``<think>`` block of the content (QwenLM/Qwen3#1459).
     drafted: bool = False
-    #: The first character of a reply that is the bare markup, with no marker (read only
-    #: at the start of the content, and only in the format named), and its region.
+    #: The first character of a reply that is the bare markup, with no marker, and the
+    #: region that reads it: only at the start of the content, and only once the format
+    #: is known (bare markup has no marker for ``auto`` to find).
     bare: tuple[str, type[Region]] | None = None
 
 
-READERS: Final[dict[TextCallFormat, Reader]] = {
-    TextCallFormat.HERMES: Reader(opens={TOOL_CALL: ToolCallTag}, drafted=True),
-    TextCallFormat.QWEN3_CODER: Reader(
+READERS: Final[dict[TextCallFormat, FormatReader]] = {
+    TextCallFormat.HERMES: FormatReader(opens={TOOL_CALL: ToolCallTag}, drafted=True),
+    TextCallFormat.QWEN3_CODER: FormatReader(
         opens={TOOL_CALL: ToolCallTag, FUNCTION: FunctionRegion}, drafted=True
     ),
-    TextCallFormat.GLM: Reader(opens={TOOL_CALL: ToolCallTag}, drafted=True),
-    TextCallFormat.DEEPSEEK: Reader(
+    TextCallFormat.GLM: FormatReader(opens={TOOL_CALL: ToolCallTag}, drafted=True),
+    TextCallFormat.DEEPSEEK: FormatReader(
         opens={DEEPSEEK_CALLS: DeepSeekRegion, DEEPSEEK_CALL: DeepSeekRegion}
     ),
-    TextCallFormat.DSML: Reader(opens={DSML_CALLS: DsmlRegion}),
-    TextCallFormat.KIMI_K2: Reader(
+    TextCallFormat.DSML: FormatReader(opens={DSML_CALLS: DsmlRegion}),
+    TextCallFormat.KIMI_K2: FormatReader(
         opens={KIMI_SECTION: KimiRegion, KIMI_SECTION_SINGULAR: KimiRegion, KIMI_CALL: KimiRegion}
     ),
-    TextCallFormat.MISTRAL: Reader(opens={MISTRAL_CALLS: MistralRegion}),
-    TextCallFormat.LLAMA3_JSON: Reader(
+    TextCallFormat.MISTRAL: FormatReader(opens={MISTRAL_CALLS: MistralRegion}),
+    TextCallFormat.LLAMA3_JSON: FormatReader(
         opens={PYTHON_TAG: LlamaRegion, FUNCTION: FunctionRegion},
         drafted=True,
         bare=("{", LlamaRegion),
     ),
-    TextCallFormat.PYTHONIC: Reader(
+    TextCallFormat.PYTHONIC: FormatReader(
         opens={PYTHON_START: PythonicRegion}, drafted=True, bare=("[", PythonicRegion)
     ),
-    TextCallFormat.HARMONY: Reader(
+    TextCallFormat.HARMONY: FormatReader(
         opens={HARMONY_CHANNEL: HarmonyRegion, HARMONY_START: HarmonyRegion}
     ),
 }
