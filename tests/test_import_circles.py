@@ -171,10 +171,9 @@ def _describe(found: Iterable[tuple[list[str], list[str]]]) -> str:
 GRAPH = import_graph()
 ALL_CIRCLES = circles(GRAPH)
 TOP_PACKAGES = sorted({_top_package(m) for m in GRAPH})
-# The circle issue 20 names that is still being removed (providers/: the text-call
-# extractor and its format modules). strict=True makes the test fail (XPASS) as soon as the
-# package has no circle left, as a reminder to drop the mark.
-KNOWN_CIRCLES = {"providers"}
+# No circle is known: a package listed here is expected to have one (strict=True makes
+# the test fail as soon as it has none left).
+KNOWN_CIRCLES: set[str] = set()
 
 
 def test_the_graph_reads_the_package() -> None:

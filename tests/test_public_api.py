@@ -216,13 +216,19 @@ def test_every_public_name_of_a_module_is_in_its_all(path: Path) -> None:
 def test_a_layer_package_exports_its_modules(package: str) -> None:
     pkg = importlib.import_module(f"streamrepair.{package}")
     expected: set[str] = set()
-    for path in sorted((PACKAGE / package).glob("*.py")):
-        if path.stem.startswith("_"):
-            continue
-        listed, _ = _declared(path)
+    # its modules, and its subpackages (providers/textcalls/) by their __init__
+    here = PACKAGE / package
+    sources = [p for p in here.glob("*.py") if not p.stem.startswith("_")]
+    sources += [p for p in here.glob("*/__init__.py") if not p.parent.name.startswith("_")]
+    for path in sorted(sources):
+        stem = path.parent.name if path.name == "__init__.py" else path.stem
+        if path.name == "__init__.py":  # a subpackage: its export block
+            listed = sorted(_type_checking_block(path))
+        else:
+            listed, _ = _declared(path)
         assert listed is not None
         expected |= set(listed)
-        module = importlib.import_module(f"streamrepair.{package}.{path.stem}")
+        module = importlib.import_module(f"streamrepair.{package}.{stem}")
         for name in listed:
             assert getattr(pkg, name) is getattr(module, name), f"{package}.{name}"
     assert expected <= set(pkg.__all__)

@@ -42,10 +42,10 @@ from streamrepair import (
     load_recording,
 )
 from streamrepair.providers import MAX_HEADER_CHARS, WireEnd, WireReasoning, WireText
-from streamrepair.providers._textbase import NameHeader, valid_name
-from streamrepair.providers._textregions import START_MARKERS
-from streamrepair.providers._texttokens import KimiId, kimi_name
-from streamrepair.providers._textvalues import convert_python, convert_text, param_types
+from streamrepair.providers.textcalls._kimi import KimiId, kimi_name
+from streamrepair.providers.textcalls._readers import START_MARKERS
+from streamrepair.providers.textcalls._region import NameHeader, valid_name
+from streamrepair.providers.textcalls._values import convert_python, convert_text, param_types
 from streamrepair.syntax.changes import change_from_dict, normalize
 
 ROOT = Path(__file__).resolve().parent.parent

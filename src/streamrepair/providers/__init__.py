@@ -3,12 +3,13 @@ assistant message back in the provider's own format.
 
 * :mod:`.wire`: the normalized deltas (:class:`WireDelta` and its kinds);
 * :mod:`.normalizer`: :class:`ChunkNormalizer` (OpenAI/DeepSeek Chat, Anthropic, Responses,
-  Ollama, Cohere chunks or SDK objects -> wire deltas), :class:`Provider`;
+  Ollama, Cohere, Gemini, Bedrock chunks or SDK objects -> wire deltas, one reader per
+  provider in ``_chat.py``, ``_anthropic.py``...), :class:`Provider`;
 * :mod:`.messages`: :class:`TurnRecorder` and :func:`build_messages`, the turn as it
   streamed turned into ``Done.messages``;
-* :mod:`.textcalls`: :class:`TextCallExtractor`, the optional stage that turns tool calls
-  written as text (chat-template markup in content) into structured wire deltas, and
-  :class:`TextCallFormat`.
+* :mod:`.textcalls` (a package): :class:`TextCallExtractor`, the optional stage that
+  turns tool calls written as text (chat-template markup in content) into structured wire
+  deltas, and :class:`TextCallFormat`.
 
 No I/O. The names are imported on first use.
 """

@@ -1,7 +1,7 @@
 """Values of tool calls written as text: which JSON types a parameter takes, and turning a
 raw-text or Python-literal value into JSON text.
 
-Used by :mod:`.textcalls` for the formats whose values are not JSON as written:
+Used by the format readers whose values are not JSON as written:
 Qwen3-Coder ``<parameter=k>`` and DSML parameters without ``string="true"`` (raw text),
 GLM ``<arg_value>`` (raw text for strings, JSON for the rest), pythonic keyword arguments
 (Python literals). The schema is read without ``jsonschema``: only ``type``, ``anyOf`` /
@@ -32,7 +32,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..schema._values import json_type
+from ...schema._values import json_type
 
 __all__: list[str] = []
 

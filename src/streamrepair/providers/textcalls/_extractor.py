@@ -49,22 +49,24 @@ call it confirms (bare JSON and bare pythonic lists have no marker: name them).
 Calls are read from reasoning too, except for the formats models draft while thinking
 (``<tool_call>`` and its kin, bare JSON and pythonic: QwenLM/Qwen3#1459): those are
 not read inside reasoning or a ``<think>`` block of the content.
+
+Here is the scanning of the text between calls (a channel per kind of text), what is
+held, and the deltas passed on. What a start marker opens is read by a region of its
+format (``_readers.READERS`` picks it), which calls back only through the protocols of
+``_contract.py``: this module is its ``Stage``, a ``_Channel`` its ``Channel``, a
+``_CallOut`` its ``Call``.
 """
 
 from __future__ import annotations
 
 import bisect
-import enum
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from ..results import Repair, RepairKind
-from ..schema.tools import tool_schemas
-from ..syntax.assembler import DEFAULT_MAX_SIZE
-from ._textbase import Region
-from ._textregions import START_MARKERS, bare_region, region_for
-from ._textscan import MAX_HEADER_CHARS, WS, MarkerSet
-from .wire import (
+from ...results import Repair, RepairKind
+from ...schema.tools import tool_schemas
+from ...syntax.assembler import DEFAULT_MAX_SIZE
+from ..wire import (
     WireDelta,
     WireEnd,
     WireError,
@@ -74,126 +76,15 @@ from .wire import (
     WireToolCall,
     WireToolEnd,
 )
+from ._contract import Markup
+from ._formats import THINK_CLOSE, THINK_OPEN, TextCallFormat
+from ._readers import BARE, DRAFTED, START_MARKERS, bare_region, region_for
+from ._scan import MAX_HEADER_CHARS, WS, MarkerSet
+from ._values import dumps
 
-__all__ = ["MAX_HEADER_CHARS", "TextCallExtractor", "TextCallFormat"]
-
-
-class TextCallFormat(enum.Enum):
-    """The markup a model writes its tool calls in (``text_tool_calls=``)."""
-
-    #: Find the format from the first confirmed call (every marker-led format).
-    AUTO = "auto"
-    #: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``: Hermes 2 Pro/3,
-    #: Qwen2.5, Qwen3, QwQ.
-    HERMES = "hermes"
-    #: ``<tool_call><function=name><parameter=k>v</parameter></function></tool_call>``:
-    #: Qwen3-Coder, Qwen3.5+ (and Llama 3.1's ``<function=name>{...}</function>``).
-    QWEN3_CODER = "qwen3_coder"
-    #: ``<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>``:
-    #: GLM-4.5, 4.6, 4.7.
-    GLM = "glm"
-    #: ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>...<｜tool▁sep｜>...``: DeepSeek V3, R1
-    #: (``function<｜tool▁sep｜>name`` and a fenced JSON) and V3.1 (``name<｜tool▁sep｜>{...}``).
-    DEEPSEEK = "deepseek"
-    #: ``<｜DSML｜function_calls><｜DSML｜invoke name=...>``: DeepSeek V3.2.
-    DSML = "dsml"
-    #: ``<|tool_calls_section_begin|><|tool_call_begin|>functions.name:0...``: Kimi K2.
-    KIMI_K2 = "kimi_k2"
-    #: ``[TOOL_CALLS] [{...}]`` (before v11) or ``[TOOL_CALLS]name[ARGS]{...}``: Mistral,
-    #: Magistral, Devstral.
-    MISTRAL = "mistral"
-    #: A reply that is ``{"name": ..., "parameters": {...}}`` (calls joined by ``;``), or
-    #: ``<|python_tag|>`` before one: Llama 3.1/3.2/3.3.
-    LLAMA3_JSON = "llama3_json"
-    #: A reply that is ``[f(a=1), g(b="x")]``, or ``<|python_start|>`` before one: Llama 4.
-    PYTHONIC = "pythonic"
-    #: ``<|channel|>commentary to=functions.name <|constrain|>json<|message|>{...}<|call|>``:
-    #: gpt-oss (its analysis channel becomes reasoning).
-    HARMONY = "harmony"
-
-    @classmethod
-    def parse(cls, name: TextCallFormat | str) -> TextCallFormat:
-        """The format called ``name``: a value above, or one of vLLM's
-        ``--tool-call-parser`` names for it (``qwen3_xml``, ``glm45``, ``glm47``,
-        ``deepseek_v3``, ``deepseek_v31``, ``deepseek_v32``, ``llama4_pythonic``,
-        ``openai``...). Case, ``-`` and ``.`` are ignored. Raises ``ValueError``."""
-        if isinstance(name, TextCallFormat):
-            return name
-        if not isinstance(name, str):
-            raise TypeError(f"a text tool-call format is a str, not {type(name).__name__}")
-        key = name.strip().lower().replace("-", "_").replace(".", "")
-        found = _ALIASES.get(key)
-        if found is None:
-            try:
-                return cls(key)
-            except ValueError:
-                names = ", ".join(sorted({f.value for f in cls} | set(_ALIASES)))
-                raise ValueError(
-                    f"unknown text tool-call format {name!r}; known: {names}"
-                ) from None
-        return found
-
-    @property
-    def label(self) -> str:
-        """How the markup is named in notes."""
-        return _LABELS[self]
+__all__ = ["TextCallExtractor"]
 
 
-_ALIASES: Final[dict[str, TextCallFormat]] = {
-    "qwen": TextCallFormat.HERMES,
-    "qwen25": TextCallFormat.HERMES,
-    "qwen3": TextCallFormat.HERMES,
-    "qwq": TextCallFormat.HERMES,
-    "qwen3_xml": TextCallFormat.QWEN3_CODER,
-    "qwen3coder": TextCallFormat.QWEN3_CODER,
-    "glm45": TextCallFormat.GLM,
-    "glm46": TextCallFormat.GLM,
-    "glm47": TextCallFormat.GLM,
-    "glm4_moe": TextCallFormat.GLM,
-    "deepseek_v3": TextCallFormat.DEEPSEEK,
-    "deepseek_v31": TextCallFormat.DEEPSEEK,
-    "deepseek_r1": TextCallFormat.DEEPSEEK,
-    "deepseek_v32": TextCallFormat.DSML,
-    "kimi": TextCallFormat.KIMI_K2,
-    "llama": TextCallFormat.LLAMA3_JSON,
-    "llama3": TextCallFormat.LLAMA3_JSON,
-    "llama4_pythonic": TextCallFormat.PYTHONIC,
-    "gpt_oss": TextCallFormat.HARMONY,
-    "openai": TextCallFormat.HARMONY,
-}
-
-_LABELS: Final[dict[TextCallFormat, str]] = {
-    TextCallFormat.AUTO: "tool-call",
-    TextCallFormat.HERMES: "Hermes <tool_call> JSON",
-    TextCallFormat.QWEN3_CODER: "Qwen3-Coder <function=...> XML",
-    TextCallFormat.GLM: "GLM <arg_key>/<arg_value>",
-    TextCallFormat.DEEPSEEK: "DeepSeek tool-call token",
-    TextCallFormat.DSML: "DeepSeek V3.2 DSML",
-    TextCallFormat.KIMI_K2: "Kimi K2 tool-call section",
-    TextCallFormat.MISTRAL: "Mistral [TOOL_CALLS]",
-    TextCallFormat.LLAMA3_JSON: "Llama 3 JSON",
-    TextCallFormat.PYTHONIC: "pythonic call list",
-    TextCallFormat.HARMONY: "Harmony commentary",
-}
-
-#: The start markers of each format (what opens a call region in text).
-_STARTS: Final[dict[TextCallFormat, tuple[str, ...]]] = {
-    TextCallFormat(value): markers for value, markers in START_MARKERS.items()
-}
-#: Formats models also write while thinking, as drafts: not read in reasoning or <think>.
-_DRAFTED: Final = frozenset(
-    {
-        TextCallFormat.HERMES,
-        TextCallFormat.QWEN3_CODER,
-        TextCallFormat.GLM,
-        TextCallFormat.LLAMA3_JSON,
-        TextCallFormat.PYTHONIC,
-    }
-)
-#: Formats whose reply may be the bare markup with no marker (at the start of content).
-_BARE: Final = {TextCallFormat.LLAMA3_JSON: "{", TextCallFormat.PYTHONIC: "["}
-_THINK_OPEN: Final = "<think>"
-_THINK_CLOSE: Final = "</think>"
 _ID_PREFIX: Final = "call"
 
 
@@ -222,7 +113,7 @@ class _Channel:
         self.block: int | None = None
         self.buf = ""
         self.pos = 0
-        self.region: Region | None = None
+        self.region: Markup | None = None
         self.ws = ""  # whitespace held to see whether markup follows it
         self.ws_pending = True  # at the start and after a call, whitespace is held
         self.fresh = True  # nothing but whitespace seen yet (bare formats start here)
@@ -239,7 +130,24 @@ class _Channel:
         if text:
             self.stage._text(self, text)
 
-    def release(self, region: Region) -> None:
+    def emit_as(self, reasoning: bool, text: str) -> None:
+        """Pass ``text`` on as reasoning or content, in this channel's block (Harmony's
+        analysis channel is reasoning)."""
+        if text:
+            self.stage._text_as(WireReasoning if reasoning else WireText, self.block, text)
+
+    def open_call(
+        self,
+        fmt: TextCallFormat,
+        name: str,
+        *,
+        call_id: str | None = None,
+        end_marker: str | None = None,
+    ) -> _CallOut:
+        """Announce a call found in this channel's text."""
+        return self.stage.open_call(self, fmt, name, call_id=call_id, end_marker=end_marker)
+
+    def release(self, region: Markup) -> None:
         """``region`` is not a call (or not one any more): its first held piece (the
         opener) is text, the rest is scanned again as text."""
         held = region.held
@@ -335,7 +243,7 @@ class _CallOut:
         """Begin a member of the argument object: ``"key": ``."""
         sep = ", " if self.members else ""
         self.members += 1
-        self.args(f"{sep}{_json_string(key)}: ")
+        self.args(f"{sep}{dumps(key)}: ")
 
     def note(self, text: str) -> None:
         """Record a note for the call (``ToolCallReady.notes``)."""
@@ -353,12 +261,6 @@ class _CallOut:
     def end(self) -> None:
         """The call's markup is complete."""
         self.stage._end(self)
-
-
-def _json_string(text: str) -> str:
-    from ._textvalues import dumps
-
-    return dumps(text)
 
 
 class TextCallExtractor:
@@ -488,12 +390,10 @@ class TextCallExtractor:
         self._reasoning.close()
         return self._drain()
 
-    # -- used by the channels and regions ------------------------------------------------
+    # -- what the regions ask (the Stage of _contract.py) and the channels call ----------
 
-    def allows(self, fmt: TextCallFormat | str) -> bool:
+    def allows(self, fmt: TextCallFormat) -> bool:
         """Whether calls in ``fmt`` may be read now."""
-        if isinstance(fmt, str):
-            fmt = TextCallFormat(fmt)
         locked = self._locked
         return locked is None or fmt is locked
 
@@ -561,13 +461,13 @@ class TextCallExtractor:
         key = (locked, channel.think, channel.reasoning)
         found = self._markers.get(key)
         if found is None:
-            formats = [locked] if locked is not None else list(_STARTS)
+            formats = [locked] if locked is not None else list(START_MARKERS)
             markers: set[str] = set()
             for fmt in formats:
-                if drafted_ok or fmt not in _DRAFTED:
-                    markers.update(_STARTS[fmt])
-            if any(f in _DRAFTED for f in formats) and not channel.reasoning:
-                markers.add(_THINK_CLOSE if channel.think else _THINK_OPEN)
+                if drafted_ok or fmt not in DRAFTED:
+                    markers.update(START_MARKERS[fmt])
+            if any(f in DRAFTED for f in formats) and not channel.reasoning:
+                markers.add(THINK_CLOSE if channel.think else THINK_OPEN)
             found = self._markers[key] = MarkerSet(markers)
         channel.marker_set = found
         return found
@@ -594,7 +494,7 @@ class TextCallExtractor:
                 return True
             ch.ws_pending = False
             bare = self._locked
-            if ch.fresh and bare in _BARE and not ch.reasoning and buf[i] == _BARE[bare]:
+            if ch.fresh and bare in BARE and not ch.reasoning and buf[i] == BARE[bare]:
                 opener, ch.ws = ch.ws, ""
                 ch.fresh = False
                 ch.region = bare_region(self, ch, bare, opener)
@@ -625,9 +525,9 @@ class TextCallExtractor:
         ch.pos = start + len(marker)
         opener, ch.ws = ch.ws + marker, ""
         ch.fresh = False
-        if marker in (_THINK_OPEN, _THINK_CLOSE):
+        if marker in (THINK_OPEN, THINK_CLOSE):
             ch.emit(opener)
-            ch.think = marker == _THINK_OPEN
+            ch.think = marker == THINK_OPEN
             ch.marker_set = None
             ch.ws_pending = not ch.think
             ch.after_call = False
@@ -637,11 +537,11 @@ class TextCallExtractor:
 
     def _first_chars(self) -> tuple[str, ...]:
         chars: set[str] = set()
-        for fmt, starts in _STARTS.items():
+        for fmt, starts in START_MARKERS.items():
             if self._locked is not None and fmt is not self._locked:
                 continue
             chars.update(s[0] for s in starts)
-        if self._locked is None or self._locked in _DRAFTED:
+        if self._locked is None or self._locked in DRAFTED:
             chars.add("<")
         return tuple(sorted(chars))
 
@@ -649,12 +549,6 @@ class TextCallExtractor:
 
     def _text(self, ch: _Channel, text: str) -> None:
         self._text_as(ch.kind, ch.block, text)
-
-    def emit_kind(self, ch: _Channel, reasoning: bool, text: str) -> None:
-        """Pass ``text`` on as reasoning or content, whichever channel it was read in
-        (Harmony's analysis channel is reasoning)."""
-        if text:
-            self._text_as(WireReasoning if reasoning else WireText, ch.block, text)
 
     def _text_as(
         self, kind: type[WireText] | type[WireReasoning], block: int | None, text: str

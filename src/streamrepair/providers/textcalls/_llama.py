@@ -1,26 +1,19 @@
-"""The JSON-bodied text tool-call formats: Hermes / Qwen ``<tool_call>{...}</tool_call>``,
-Mistral ``[TOOL_CALLS]``, Llama 3.x JSON (bare or after ``<|python_tag|>``), and the
-pythonic call lists of Llama 4 (``[f(a=1)]``) with Llama 3's ``<|python_tag|>`` built-in
-calls. Their argument text is passed on as the model wrote it (pythonic values are
-converted from Python literals)."""
+"""Llama: 3.x JSON calls (a reply that is ``{"name": N, "parameters": {...}}``, calls
+joined by ``;``, or ``<|python_tag|>`` before one) and Llama 4's pythonic call lists
+(``[f(a=1), g(b="x")]``, bare or in ``<|python_start|>``), with Llama 3's built-in calls
+after ``<|python_tag|>`` (``brave_search.call(query="...")``). JSON argument text is passed
+on as the model wrote it; pythonic values are converted from Python literals."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Final
 
-from ._textbase import (
-    MAX_NAME_CHARS,
-    NAME_START,
-    PY_NAME,
-    NameHeader,
-    Region,
-    Wrapper,
-    escape,
-    valid_name,
-)
-from ._textscan import COMPLETE, MAX_HEADER_CHARS, WS, JsonExtent, MarkerSet, PyExtent
-from ._textvalues import convert_python
+from ._contract import Channel, Stage
+from ._formats import PYTHON_START, PYTHON_TAG, TextCallFormat
+from ._region import MAX_NAME_CHARS, PY_NAME, Region, escape
+from ._scan import MAX_HEADER_CHARS, WS, MarkerSet, PyExtent
+from ._values import convert_python
+from ._wrapper import WrappedRegion, Wrapper
 
 __all__: list[str] = []
 
@@ -28,170 +21,16 @@ _PY_KWARG = re.compile(r"([A-Za-z_]\w*)\s*=")
 _PY_KWARG_PREFIX = re.compile(r"[A-Za-z_]\w*\s*")
 
 
-class HermesRegion(Region):
-    """``<tool_call>{"name": N, "arguments": {...}}</tool_call>``."""
-
-    fmt = "hermes"
-    END = MarkerSet(["</tool_call>"])
-
-    def begin(self, final: bool) -> bool:
-        self.wrapper = Wrapper(self, self.END)
-        self.state = self.body
-        return True
-
-    def end_marker(self) -> str | None:
-        return "</tool_call>"
-
-    def body(self, final: bool) -> bool:
-        w = self.wrapper
-        stepped = self.step_wrapper(w, final)
-        if stepped is not None:
-            return stepped
-        if w.hit is not None:
-            self.drop(w.hit)
-            self.close()  # closed before its JSON was: the assembler says cut off
-            return self.done()
-        self.state = self.after
-        return True
-
-    def after(self, final: bool) -> bool:
-        found = self.expect(self.END, final)
-        if isinstance(found, bool):
-            return found
-        self.mark()
-        self.close()
-        return self.done()
-
-
-# -- Mistral -------------------------------------------------------------------------------
-
-_TOOL_CALLS: Final = "[TOOL_CALLS]"
-
-
-class MistralRegion(Region):
-    """``[TOOL_CALLS]`` then a JSON array of ``{"name", "arguments"}`` (tokenizers before
-    v11), or ``NAME[CALL_ID]ID[ARGS]{JSON}`` / ``NAME[ARGS]{JSON}`` (v11+; the JSON's
-    own end closes the call, there is no closing token), or ``NAME{JSON}`` when
-    ``[ARGS]`` was dropped as a special token."""
-
-    fmt = "mistral"
-    NAME_END = MarkerSet(["[ARGS]", "[CALL_ID]", "{"])
-    ID_END = MarkerSet(["[ARGS]"])
-    NEXT = MarkerSet([_TOOL_CALLS])
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.in_array = False
-        self.name = ""
-        self.wrapper: Wrapper | None = None
-
-    def begin(self, final: bool) -> bool:
-        if not self.skip_ws():
-            return self.wait(final)
-        c = self.buf[self.pos]
-        if c == "[":
-            self.take(self.pos + 1)
-            self.in_array = True
-            self.state = self.item
-        elif c == "{":
-            self.wrapper = Wrapper(self, self.NEXT)
-            self.state = self.element
-        elif NAME_START.match(c):
-            self.state = self.v11_name
-        else:
-            return self.fail()
-        return True
-
-    def item(self, final: bool) -> bool:
-        if not self.frame():
-            return self.wait(final)
-        c = self.buf[self.pos]
-        if c == "{":
-            self.wrapper = Wrapper(self, self.NEXT)
-            self.state = self.element
-        elif c == "]" and self.committed:
-            self.take(self.pos + 1)
-            self.mark()
-            return self.done()
-        elif c == "," and self.committed:
-            self.take(self.pos + 1)
-        else:
-            return self.fail()
-        return True
-
-    def element(self, final: bool) -> bool:
-        w = self.wrapper
-        assert w is not None
-        stepped = self.step_wrapper(w, final)
-        if stepped is not None:
-            return stepped
-        if w.hit is not None:
-            self.call = None  # the next [TOOL_CALLS] came first: this call is cut off
-            return self.done()
-        self.close()
-        if not self.in_array:
-            return self.done()
-        self.state = self.item
-        return True
-
-    def v11_name(self, final: bool) -> bool:
-        found = self.read_until(self.NAME_END, final, consume=False, check=NameHeader)
-        if isinstance(found, bool):
-            return found
-        self.name = found[0].strip()
-        if not valid_name(self.name):
-            return self.fail()
-        marker = found[1]
-        if marker != "{":
-            self.take(self.pos + len(marker))
-        if marker == "[CALL_ID]":
-            self.state = self.v11_id
-            return True
-        self._open_v11(None)
-        if marker == "{":
-            assert self.call is not None
-            self.call.note("the call had no [ARGS] token")
-        return True
-
-    def v11_id(self, final: bool) -> bool:
-        found = self.read_until(self.ID_END, final)
-        if isinstance(found, bool):
-            return found
-        self._open_v11(found[0].strip() or None)
-        return True
-
-    def _open_v11(self, call_id: str | None) -> None:
-        self.open(self.name, call_id=call_id, end_marker="}")
-        self.extent = JsonExtent(self.NEXT, whole=True)
-        self.state = self.v11_arguments
-
-    def v11_arguments(self, final: bool) -> bool:
-        end = self.pass_json(final)
-        if isinstance(end, bool):
-            return end
-        if end is COMPLETE:
-            self.close()
-        else:
-            self.call = None  # the next [TOOL_CALLS] came first: cut off
-        return self.done()
-
-    def end_marker(self) -> str | None:
-        return "}"
-
-
-# -- Llama 3.x JSON and <|python_tag|>, Llama 4 pythonic ------------------------------------
-
-
-class LlamaRegion(Region):
+class LlamaRegion(WrappedRegion):
     """A reply that is ``{"name": N, "parameters": {...}}`` (calls joined by ``;``), or
     ``<|python_tag|>`` before one. Without a marker the reply is a call only once its
     arguments begin after a name (one of the ``tools`` when given)."""
 
-    fmt = "llama3_json"
+    fmt = TextCallFormat.LLAMA3_JSON
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.bare = self.marker != "<|python_tag|>"
+    def __init__(self, stage: Stage, ch: Channel, opener: str, marker: str = "") -> None:
+        super().__init__(stage, ch, opener, marker)
+        self.bare = self.marker != PYTHON_TAG
         self.wrapper: Wrapper | None = None
 
     def begin(self, final: bool) -> bool:
@@ -237,25 +76,24 @@ class PythonicRegion(Region):
     (``brave_search.call(query="...")``). Each value is a Python literal, converted
     to JSON when it is not JSON as written."""
 
-    fmt = "pythonic"
+    fmt = TextCallFormat.PYTHONIC
     OPEN_PAREN = MarkerSet(["("])
     END = MarkerSet(["<|python_end|>"])
 
-    def __init__(self, *args: Any, single: bool = False) -> None:
-        super().__init__(*args)
+    def __init__(
+        self, stage: Stage, ch: Channel, opener: str, marker: str = "", *, single: bool = False
+    ) -> None:
+        super().__init__(stage, ch, opener, marker)
         self.single = single
-        self.tagged = self.marker == "<|python_start|>"
+        self.tagged = self.marker == PYTHON_START
         self.name = ""
         self.key = ""
         self.literal = PyExtent()
         self.parts: list[str] = []
 
-    def end_marker(self) -> str | None:
-        return ")"
-
     def begin(self, final: bool) -> bool:
         if self.single:
-            self.fmt = "llama3_json"
+            self.fmt = TextCallFormat.LLAMA3_JSON
             self.state = self.call_name
             return True
         if not self.skip_ws():

@@ -1,0 +1,163 @@
+"""The text tool-call formats by name (:class:`TextCallFormat`) and the markers that begin
+their markup. A leaf: it imports nothing of the package, so the extractor, the contract
+and every format reader can use the enum and the markers without importing one another.
+
+Which region each start marker opens, and the other facts about reading a format, are in
+the table of ``_readers.py``.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final
+
+__all__ = [
+    "DEEPSEEK_CALL",
+    "DEEPSEEK_CALLS",
+    "DSML_CALLS",
+    "FUNCTION",
+    "HARMONY_CHANNEL",
+    "HARMONY_START",
+    "KIMI_CALL",
+    "KIMI_SECTION",
+    "KIMI_SECTION_SINGULAR",
+    "MISTRAL_CALLS",
+    "PYTHON_START",
+    "PYTHON_TAG",
+    "THINK_CLOSE",
+    "THINK_OPEN",
+    "TOOL_CALL",
+    "TextCallFormat",
+]
+
+
+class TextCallFormat(enum.Enum):
+    """The markup a model writes its tool calls in (``text_tool_calls=``)."""
+
+    #: Find the format from the first confirmed call (every marker-led format).
+    AUTO = "auto"
+    #: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``: Hermes 2 Pro/3,
+    #: Qwen2.5, Qwen3, QwQ.
+    HERMES = "hermes"
+    #: ``<tool_call><function=name><parameter=k>v</parameter></function></tool_call>``:
+    #: Qwen3-Coder, Qwen3.5+ (and Llama 3.1's ``<function=name>{...}</function>``).
+    QWEN3_CODER = "qwen3_coder"
+    #: ``<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>``:
+    #: GLM-4.5, 4.6, 4.7.
+    GLM = "glm"
+    #: ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>...<｜tool▁sep｜>...``: DeepSeek V3, R1
+    #: (``function<｜tool▁sep｜>name`` and a fenced JSON) and V3.1 (``name<｜tool▁sep｜>{...}``).
+    DEEPSEEK = "deepseek"
+    #: ``<｜DSML｜function_calls><｜DSML｜invoke name=...>``: DeepSeek V3.2.
+    DSML = "dsml"
+    #: ``<|tool_calls_section_begin|><|tool_call_begin|>functions.name:0...``: Kimi K2.
+    KIMI_K2 = "kimi_k2"
+    #: ``[TOOL_CALLS] [{...}]`` (before v11) or ``[TOOL_CALLS]name[ARGS]{...}``: Mistral,
+    #: Magistral, Devstral.
+    MISTRAL = "mistral"
+    #: A reply that is ``{"name": ..., "parameters": {...}}`` (calls joined by ``;``), or
+    #: ``<|python_tag|>`` before one: Llama 3.1/3.2/3.3.
+    LLAMA3_JSON = "llama3_json"
+    #: A reply that is ``[f(a=1), g(b="x")]``, or ``<|python_start|>`` before one: Llama 4.
+    PYTHONIC = "pythonic"
+    #: ``<|channel|>commentary to=functions.name <|constrain|>json<|message|>{...}<|call|>``:
+    #: gpt-oss (its analysis channel becomes reasoning).
+    HARMONY = "harmony"
+
+    @classmethod
+    def parse(cls, name: TextCallFormat | str) -> TextCallFormat:
+        """The format called ``name``: a value above, or one of vLLM's
+        ``--tool-call-parser`` names for it (``qwen3_xml``, ``glm45``, ``glm47``,
+        ``deepseek_v3``, ``deepseek_v31``, ``deepseek_v32``, ``llama4_pythonic``,
+        ``openai``...). Case, ``-`` and ``.`` are ignored. Raises ``ValueError``."""
+        if isinstance(name, TextCallFormat):
+            return name
+        if not isinstance(name, str):
+            raise TypeError(f"a text tool-call format is a str, not {type(name).__name__}")
+        key = name.strip().lower().replace("-", "_").replace(".", "")
+        found = _ALIASES.get(key)
+        if found is None:
+            try:
+                return cls(key)
+            except ValueError:
+                names = ", ".join(sorted({f.value for f in cls} | set(_ALIASES)))
+                raise ValueError(
+                    f"unknown text tool-call format {name!r}; known: {names}"
+                ) from None
+        return found
+
+    @property
+    def label(self) -> str:
+        """How the markup is named in notes."""
+        return _LABELS[self]
+
+
+#: Other names of the formats: vLLM's ``--tool-call-parser`` names and model names.
+_ALIASES: Final[dict[str, TextCallFormat]] = {
+    "qwen": TextCallFormat.HERMES,
+    "qwen25": TextCallFormat.HERMES,
+    "qwen3": TextCallFormat.HERMES,
+    "qwq": TextCallFormat.HERMES,
+    "qwen3_xml": TextCallFormat.QWEN3_CODER,
+    "qwen3coder": TextCallFormat.QWEN3_CODER,
+    "glm45": TextCallFormat.GLM,
+    "glm46": TextCallFormat.GLM,
+    "glm47": TextCallFormat.GLM,
+    "glm4_moe": TextCallFormat.GLM,
+    "deepseek_v3": TextCallFormat.DEEPSEEK,
+    "deepseek_v31": TextCallFormat.DEEPSEEK,
+    "deepseek_r1": TextCallFormat.DEEPSEEK,
+    "deepseek_v32": TextCallFormat.DSML,
+    "kimi": TextCallFormat.KIMI_K2,
+    "llama": TextCallFormat.LLAMA3_JSON,
+    "llama3": TextCallFormat.LLAMA3_JSON,
+    "llama4_pythonic": TextCallFormat.PYTHONIC,
+    "gpt_oss": TextCallFormat.HARMONY,
+    "openai": TextCallFormat.HARMONY,
+}
+
+_LABELS: Final[dict[TextCallFormat, str]] = {
+    TextCallFormat.AUTO: "tool-call",
+    TextCallFormat.HERMES: "Hermes <tool_call> JSON",
+    TextCallFormat.QWEN3_CODER: "Qwen3-Coder <function=...> XML",
+    TextCallFormat.GLM: "GLM <arg_key>/<arg_value>",
+    TextCallFormat.DEEPSEEK: "DeepSeek tool-call token",
+    TextCallFormat.DSML: "DeepSeek V3.2 DSML",
+    TextCallFormat.KIMI_K2: "Kimi K2 tool-call section",
+    TextCallFormat.MISTRAL: "Mistral [TOOL_CALLS]",
+    TextCallFormat.LLAMA3_JSON: "Llama 3 JSON",
+    TextCallFormat.PYTHONIC: "pythonic call list",
+    TextCallFormat.HARMONY: "Harmony commentary",
+}
+
+
+# -- start markers: what opens a format's markup in text ------------------------------------
+# No marker may be a prefix of another marker scanned for at the same time
+# (``MarkerSet`` refuses such a set).
+
+#: Hermes, Qwen3-Coder and GLM: what follows the tag says which.
+TOOL_CALL: Final = "<tool_call>"
+#: Qwen3-Coder without its wrapper, and Llama 3.1's ``<function=name>{...}</function>``.
+FUNCTION: Final = "<function="
+#: DeepSeek V3 / R1 / V3.1: the section, or a call whose section token was dropped.
+DEEPSEEK_CALLS: Final = "<｜tool▁calls▁begin｜>"
+DEEPSEEK_CALL: Final = "<｜tool▁call▁begin｜>"
+#: DeepSeek V3.2.
+DSML_CALLS: Final = "<｜DSML｜function_calls>"
+#: Kimi K2: the section (two spellings in the wild), or a call without one.
+KIMI_SECTION: Final = "<|tool_calls_section_begin|>"
+KIMI_SECTION_SINGULAR: Final = "<|tool_call_section_begin|>"
+KIMI_CALL: Final = "<|tool_call_begin|>"
+#: Mistral, Magistral, Devstral.
+MISTRAL_CALLS: Final = "[TOOL_CALLS]"
+#: Llama 3.x: a JSON call or a built-in call follows.
+PYTHON_TAG: Final = "<|python_tag|>"
+#: Llama 4: a pythonic call list follows.
+PYTHON_START: Final = "<|python_start|>"
+#: gpt-oss Harmony: a message's header (``<|start|>`` names its author first).
+HARMONY_CHANNEL: Final = "<|channel|>"
+HARMONY_START: Final = "<|start|>"
+
+#: A thinking block in the content: the drafted formats are not read inside it.
+THINK_OPEN: Final = "<think>"
+THINK_CLOSE: Final = "</think>"

@@ -1,0 +1,126 @@
+"""The table of text tool-call formats: for each :class:`TextCallFormat`, the start markers
+that open its markup and the region each opens, whether models draft it while thinking,
+and how a reply that is the bare markup begins. The extractor builds what it scans for
+from this table and nothing else.
+
+Adding a format: its member (and label, and vLLM's name as an alias) and its start
+markers in ``_formats.py``, one module with its :class:`~._region.Region` subclass, and
+one row here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from ._contract import Channel, Stage
+from ._deepseek import DeepSeekRegion
+from ._dsml import DsmlRegion
+from ._formats import (
+    DEEPSEEK_CALL,
+    DEEPSEEK_CALLS,
+    DSML_CALLS,
+    FUNCTION,
+    HARMONY_CHANNEL,
+    HARMONY_START,
+    KIMI_CALL,
+    KIMI_SECTION,
+    KIMI_SECTION_SINGULAR,
+    MISTRAL_CALLS,
+    PYTHON_START,
+    PYTHON_TAG,
+    TOOL_CALL,
+    TextCallFormat,
+)
+from ._harmony import HarmonyRegion
+from ._kimi import KimiRegion
+from ._llama import LlamaRegion, PythonicRegion
+from ._mistral import MistralRegion
+from ._qwen3_coder import FunctionRegion
+from ._region import Region
+from ._toolcall import ToolCallTag
+
+__all__: list[str] = []
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FormatReader:
+    """How one format's markup is found and read."""
+
+    #: Each start marker -> the region it opens. A marker several formats share opens
+    #: the same region in each of their rows, a region that decides by what follows.
+    opens: Mapping[str, type[Region]]
+    #: Models also write it while thinking, as drafts: not read in reasoning or in a
+    #: ``<think>`` block of the content (QwenLM/Qwen3#1459).
+    drafted: bool = False
+    #: The first character of a reply that is the bare markup, with no marker, and the
+    #: region that reads it: only at the start of the content, and only once the format
+    #: is known (bare markup has no marker for ``auto`` to find).
+    bare: tuple[str, type[Region]] | None = None
+
+
+READERS: Final[dict[TextCallFormat, FormatReader]] = {
+    TextCallFormat.HERMES: FormatReader(opens={TOOL_CALL: ToolCallTag}, drafted=True),
+    TextCallFormat.QWEN3_CODER: FormatReader(
+        opens={TOOL_CALL: ToolCallTag, FUNCTION: FunctionRegion}, drafted=True
+    ),
+    TextCallFormat.GLM: FormatReader(opens={TOOL_CALL: ToolCallTag}, drafted=True),
+    TextCallFormat.DEEPSEEK: FormatReader(
+        opens={DEEPSEEK_CALLS: DeepSeekRegion, DEEPSEEK_CALL: DeepSeekRegion}
+    ),
+    TextCallFormat.DSML: FormatReader(opens={DSML_CALLS: DsmlRegion}),
+    TextCallFormat.KIMI_K2: FormatReader(
+        opens={KIMI_SECTION: KimiRegion, KIMI_SECTION_SINGULAR: KimiRegion, KIMI_CALL: KimiRegion}
+    ),
+    TextCallFormat.MISTRAL: FormatReader(opens={MISTRAL_CALLS: MistralRegion}),
+    TextCallFormat.LLAMA3_JSON: FormatReader(
+        opens={PYTHON_TAG: LlamaRegion, FUNCTION: FunctionRegion},
+        drafted=True,
+        bare=("{", LlamaRegion),
+    ),
+    TextCallFormat.PYTHONIC: FormatReader(
+        opens={PYTHON_START: PythonicRegion}, drafted=True, bare=("[", PythonicRegion)
+    ),
+    TextCallFormat.HARMONY: FormatReader(
+        opens={HARMONY_CHANNEL: HarmonyRegion, HARMONY_START: HarmonyRegion}
+    ),
+}
+
+
+def _regions_by_marker() -> dict[str, type[Region]]:
+    """Each start marker -> its region, checking that the table is whole and agrees."""
+    missing = set(TextCallFormat) - {TextCallFormat.AUTO} - set(READERS)
+    if missing:
+        raise RuntimeError(f"text tool-call formats without a reader: {sorted(missing, key=str)}")
+    found: dict[str, type[Region]] = {}
+    for fmt, reader in READERS.items():
+        for marker, region in reader.opens.items():
+            if found.setdefault(marker, region) is not region:
+                raise RuntimeError(f"{marker!r} opens two regions ({fmt.value}'s row)")
+    return found
+
+
+#: The start markers of each format (what opens a call region in text).
+START_MARKERS: Final[dict[TextCallFormat, tuple[str, ...]]] = {
+    fmt: tuple(reader.opens) for fmt, reader in READERS.items()
+}
+#: Formats models also write while thinking, as drafts: not read in reasoning or <think>.
+DRAFTED: Final = frozenset(fmt for fmt, reader in READERS.items() if reader.drafted)
+#: Formats whose reply may be the bare markup with no marker: the character it begins with.
+BARE: Final[dict[TextCallFormat, str]] = {
+    fmt: reader.bare[0] for fmt, reader in READERS.items() if reader.bare is not None
+}
+_OPENS: Final = _regions_by_marker()
+
+
+def region_for(stage: Stage, ch: Channel, marker: str, opener: str) -> Region:
+    """The region a start marker opens."""
+    return _OPENS[marker](stage, ch, opener, marker)
+
+
+def bare_region(stage: Stage, ch: Channel, fmt: TextCallFormat, opener: str) -> Region:
+    """The region of a bare reply in ``fmt`` (``{`` for Llama JSON, ``[`` for pythonic)."""
+    bare = READERS[fmt].bare
+    assert bare is not None
+    return bare[1](stage, ch, opener, "")

@@ -1,0 +1,45 @@
+"""``<tool_call>``, the start marker Hermes, Qwen3-Coder and GLM share: what follows the
+tag says which format it is, and the markup read so far is handed to that format's
+region."""
+
+from __future__ import annotations
+
+from ._formats import FUNCTION, TextCallFormat
+from ._glm import GlmRegion
+from ._hermes import HermesRegion
+from ._qwen3_coder import FunctionRegion
+from ._region import NAME_START, Region
+from ._scan import MarkerSet
+
+__all__: list[str] = []
+
+_FUNCTION_OPEN = MarkerSet([FUNCTION])
+
+
+class ToolCallTag(Region):
+    """``<tool_call>``: a ``{`` is Hermes JSON, ``<function=`` Qwen3-Coder XML, a name
+    right after the tag GLM (among the formats allowed now); anything else is text."""
+
+    gap = False  # whitespace came between the tag and what follows
+
+    def begin(self, final: bool) -> bool:
+        start = self.pos
+        more = self.skip_ws()
+        self.gap = self.gap or self.pos > start
+        if not more:
+            return self.wait(final)
+        buf, pos, stage = self.buf, self.pos, self.stage
+        c = buf[pos]
+        if c == "{" and stage.allows(TextCallFormat.HERMES):
+            return self.become(HermesRegion)
+        if c == "<" and stage.allows(TextCallFormat.QWEN3_CODER):
+            found = _FUNCTION_OPEN.at(buf, pos)
+            if found == "":
+                return self.wait(final)
+            if found:
+                self.take(pos + len(found))
+                return self.become(FunctionRegion, wrapped=True)
+        # GLM's template writes the name right after the tag ("<tool_call>get_weather")
+        if not self.gap and stage.allows(TextCallFormat.GLM) and NAME_START.match(c):
+            return self.become(GlmRegion)
+        return self.fail()
