@@ -74,6 +74,7 @@ if _typing.TYPE_CHECKING:
     from .schema.report import SchemaRule as SchemaRule
     from .schema.rules import repair_arguments as repair_arguments
     from .schema.tools import tool_schemas as tool_schemas
+    from .stream.calls import CallProgress as CallProgress
     from .stream.drivers import aiter_events as aiter_events
     from .stream.drivers import iter_events as iter_events
     from .stream.eventstream import EventStreamDecoder as EventStreamDecoder
@@ -82,7 +83,6 @@ if _typing.TYPE_CHECKING:
     from .stream.recordings import load_recording as load_recording
     from .stream.sse import SSEDecoder as SSEDecoder
     from .stream.sse import SSEEvent as SSEEvent
-    from .stream.tracker import CallProgress as CallProgress
     from .stream.tracker import ToolCallTracker as ToolCallTracker
     from .syntax.assembler import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH
     from .syntax.assembler import DEFAULT_MAX_SIZE as DEFAULT_MAX_SIZE

@@ -23,6 +23,8 @@ if _typing.TYPE_CHECKING:
     from ..errors import SSEDecodeError as SSEDecodeError
     from ..errors import SSEError as SSEError
     from ..errors import SSELimitError as SSELimitError
+    from .calls import ArgumentCheck as ArgumentCheck
+    from .calls import CallProgress as CallProgress
     from .drivers import READ_CHUNK_BYTES as READ_CHUNK_BYTES
     from .drivers import aiter_events as aiter_events
     from .drivers import iter_events as iter_events
@@ -44,8 +46,6 @@ if _typing.TYPE_CHECKING:
     from .tracker import DEFAULT_MAX_TEXT_CHARS as DEFAULT_MAX_TEXT_CHARS
     from .tracker import MAX_BLOCKS as MAX_BLOCKS
     from .tracker import MAX_TOOL_CALLS as MAX_TOOL_CALLS
-    from .tracker import ArgumentCheck as ArgumentCheck
-    from .tracker import CallProgress as CallProgress
     from .tracker import ToolCallTracker as ToolCallTracker
 
 __all__, __getattr__, __dir__ = attach(__name__, __file__)

@@ -43,6 +43,7 @@ from ..events import Done, StreamEvent, ToolCallReady, ToolCallRejected
 from ..providers.normalizer import ChunkNormalizer, Provider, as_chunk
 from ..providers.wire import WireDelta, WireEnd, WireError
 from ..syntax.assembler import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE
+from .calls import ArgumentCheck, CallProgress
 from .eventstream import EventStreamDecoder, EventStreamMessage, frame_chunk
 from .sse import (
     DEFAULT_MAX_EVENT_BYTES,
@@ -50,7 +51,7 @@ from .sse import (
     JSONLinesDecoder,
     SSEDecoder,
 )
-from .tracker import DEFAULT_MAX_TEXT_CHARS, ArgumentCheck, CallProgress, ToolCallTracker
+from .tracker import DEFAULT_MAX_TEXT_CHARS, ToolCallTracker
 
 if TYPE_CHECKING:
     from ..providers.textcalls import TextCallExtractor, TextCallFormat
@@ -70,7 +71,7 @@ class ToolCallStream:
     the stream fails it (``unsupported_chunk``) instead of reading nothing.
     ``tools`` (an OpenAI, Responses or Anthropic tool list) rejects unknown tool names and
     schema-checks ready arguments (``check`` passes a check of your own instead; see
-    :class:`~streamrepair.stream.tracker.ArgumentCheck`). ``choice`` is the Chat
+    :class:`~streamrepair.stream.calls.ArgumentCheck`). ``choice`` is the Chat
     Completions choice (Gemini candidate) followed when ``n > 1``; a stream with other
     choices and none of this one fails at its end (``unsupported_chunk``).
     ``reject_unknown_tools=False`` sends a call to a name not in ``tools`` through with the

@@ -1,4 +1,4 @@
-"""Tool-call tracking and the finish policy: wire deltas in, events out.
+"""Tool-call tracking: wire deltas in, events out.
 
 Theory of operation
 -------------------
@@ -30,29 +30,14 @@ server-block input text by ``max_text_chars``, and the number of blocks, items a
 citations kept for the message by ``MAX_BLOCKS`` (each bounded by the size of the chunk
 that brought it).
 
-Call protocol: every call that ends ready or rejected is announced by a
+_Call protocol: every call that ends ready or rejected is announced by a
 :class:`~streamrepair.ToolCallStarted` first. A call is announced when its name is known;
 a call split from concatenated values (``<id>v2``...) just before its verdict, with
 ``origin_id`` naming the streamed call; a call whose name never came just before it is
 rejected (with ``name=""``).
 
-Finish policy (DeepSeek-TUI's, and vercel/ai's fix that stopped finalizing calls whose
-prefix parses): nothing is ready before the stream has ended. Then, in call order:
-
-* the stream did not end cleanly (mid-stream error, ``content_filter``, a paused turn or
-  another incomplete stop reason, consumer gone; or no stop reason at all and no end
-  marker either): every call is rejected with that reason;
-* otherwise (``stop``, ``tool_calls``, ``length``; or no stop reason but the provider's
-  end marker, ``[DONE]`` after usage as OpenRouter sends for Kimi K2: the server said it
-  finished, and the stop reason stays reported MISSING) each call is judged on its own:
-  a call whose block was never closed, or whose arguments are INCOMPLETE, is CUT_OFF
-  whatever the stop reason says (providers report truncation as ``stop`` or
-  ``tool_calls``); an UNREPAIRABLE one is rejected with the assembler's error; a
-  COMPLETE one is ready (each of several concatenated values as its own call), after the
-  schema check when ``tools`` were given. On ``length`` complete calls stay ready:
-  degrade, don't kill the turn. A call with no argument text at all is read as ``{}``
-  only when the stop reason is a clean one (or its block was closed); after ``length``, or
-  an end marker with no stop reason, it is CUT_OFF: its arguments may just not have come.
+The finish policy (which calls are ready once the stream ended) is ``_finish.py``'s
+:class:`~._finish.FinishPolicy`.
 
 Calls whose input is an object, not text (the Responses items the client runs:
 ``apply_patch``, ``shell``...), get that object whole when their item is done; they are
@@ -67,14 +52,11 @@ A stop reason of ``tool_calls`` with no call at all is reported on :class:`Done`
 from __future__ import annotations
 
 import copy
-import difflib
-import enum
-import json
-from collections.abc import Collection, Iterable, Mapping
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from .._plural import plural
-from ..errors import ClosedError, UnrepairableError
+from ..errors import ClosedError
 from ..events import (
     Done,
     ReasoningDelta,
@@ -115,19 +97,17 @@ from ..providers.wire import (
     WireToolValue,
     WireUsage,
 )
-from ..results import Repair, Status
-from ..schema.check import CheckResult, ToolSchemaCheck
-from ..schema.report import RepairNote
-from ..syntax._records import COMPACT_PIECES, compact_pieces
+from ..results import Status
+from ..schema.check import ToolSchemaCheck
 from ..syntax.assembler import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, ArgumentAssembler
 from ..syntax.changes import Change
+from ._finish import FinishPolicy
+from .calls import ArgumentCheck, CallProgress, _Call
 
 __all__ = [
     "DEFAULT_MAX_TEXT_CHARS",
     "MAX_BLOCKS",
     "MAX_TOOL_CALLS",
-    "ArgumentCheck",
-    "CallProgress",
     "ToolCallTracker",
 ]
 
@@ -138,108 +118,6 @@ DEFAULT_MAX_TEXT_CHARS = 64 * 2**20
 #: Most provider blocks, finished items and citations one stream may keep for the message;
 #: past it the stream fails with a StreamFailed (``too_many``).
 MAX_BLOCKS = 4096
-
-
-class CallProgress(enum.Enum):
-    """Where one tracked call stands."""
-
-    PENDING = "pending"  # no name yet: its text is buffered
-    STREAMING = "streaming"  # started, arguments arriving
-    READY = "ready"
-    REJECTED = "rejected"
-
-
-class ArgumentCheck(Protocol):
-    """What the tracker asks of a schema check (see
-    :class:`~streamrepair.schema.check.ToolSchemaCheck`, the one built from ``tools``)."""
-
-    @property
-    def names(self) -> Collection[str]:
-        """The known tool names; a call to any other is rejected as ``unknown_tool``."""
-        ...
-
-    def check(self, name: str, value: Any) -> CheckResult:
-        """Check (and repair) the finished arguments of a call to a known tool."""
-        ...
-
-
-#: Call kinds whose input is text: JSON arguments (``function``) or free text (``custom``).
-#: Every other kind takes its input whole, as an object (:class:`WireToolValue`).
-_TEXT_KINDS = frozenset({"function", "custom"})
-
-
-class _Call:
-    __slots__ = (
-        "aliases",
-        "asm",
-        "call_id",
-        "closed",
-        "end_marker",
-        "expects_end",
-        "index",
-        "kind",
-        "merged",
-        "name",
-        "notes",
-        "overflow",
-        "parts",
-        "pending",
-        "phase",
-        "repairs",
-        "seq",
-        "size",
-        "tiers",
-        "unsupported",
-        "value",
-        "whole",
-    )
-
-    def __init__(self, seq: int, call_id: str, index: int | None, kind: str) -> None:
-        self.seq = seq
-        self.call_id = call_id
-        self.index = index
-        self.kind = kind
-        self.whole = kind not in _TEXT_KINDS  # input comes whole, as an object
-        self.value: Any = None
-        self.unsupported: str | None = None
-        self.name: str | None = None
-        self.asm: ArgumentAssembler | None = None
-        self.parts: list[str] = []  # raw text as streamed (bounded by max_size)
-        self.merged = 0  # pieces of it already joined by compaction
-        self.tiers: list[int] = []
-        self.size = 0
-        self.overflow = False
-        self.pending: list[str] = []  # text that arrived before the name
-        self.closed = False
-        self.expects_end = False
-        self.notes: list[str] = []
-        self.repairs: list[Repair] = []  # how a call written as text was read (textcalls)
-        self.end_marker: str | None = None
-        self.phase = CallProgress.PENDING
-        self.aliases = 0  # deltas with a new id that continued this call (GLM-4)
-
-    def raw(self) -> str:
-        if self.whole:
-            if self.value is None or isinstance(self.value, str):
-                return self.value or ""
-            return json.dumps(self.value, ensure_ascii=False, separators=(",", ":"))
-        if len(self.parts) > 1:
-            self.parts[:] = ["".join(self.parts)]
-            self.merged = 1
-        return self.parts[0] if self.parts else ""
-
-    def keep(self, text: str) -> None:
-        """Keep a piece of the raw text; pieces are joined as they pile up, so a long
-        argument costs its text, not a string object per delta."""
-        parts = self.parts
-        parts.append(text)
-        if len(parts) - self.merged >= COMPACT_PIECES:
-            if not self.merged:
-                self.tiers.clear()
-            self.merged = compact_pieces(parts, self.tiers, self.merged)
-
-    def incomplete(self) -> bool:
-        return self.asm is None or self.asm.status is Status.INCOMPLETE
 
 
 class ToolCallTracker:
@@ -503,7 +381,7 @@ class ToolCallTracker:
         )
         for call in self._calls:
             if call.phase in (CallProgress.PENDING, CallProgress.STREAMING):
-                out.append(self._reject(call, RejectReason.STREAM_INCOMPLETE, detail))
+                out.append(call.reject(RejectReason.STREAM_INCOMPLETE, detail))
         self._turn.reset()
         self._by_index.clear()
         self._latest = None
@@ -671,26 +549,6 @@ class ToolCallTracker:
 
     # -- the end -------------------------------------------------------------------------
 
-    def _reject(
-        self,
-        call: _Call,
-        reason: RejectReason,
-        detail: str,
-        suggestions: tuple[str, ...] = (),
-    ) -> ToolCallRejected:
-        call.phase = CallProgress.REJECTED
-        raw = call.raw() if call.name is not None else "".join(call.pending)
-        return ToolCallRejected(
-            call_id=call.call_id,
-            index=call.index,
-            name=call.name or "",
-            reason=reason,
-            detail=detail,
-            raw=raw,
-            suggestions=suggestions,
-            kind=call.kind,
-        )
-
     def _finalize(self, out: list[StreamEvent], *, aborted: bool = False) -> None:
         if aborted:
             stop = StopReason.ABORTED
@@ -699,10 +557,21 @@ class ToolCallTracker:
         else:
             stop = normalize_stop_reason(self._stop)
         ready: list[ToolCallReady] = []
+        policy = FinishPolicy(
+            check=self.check,
+            reject_unknown_tools=self.reject_unknown_tools,
+            refuse_ambiguous_escapes=self.refuse_ambiguous_escapes,
+            max_size=self.max_size,
+            raw_stop=self._stop,
+            error=self._error,
+            ended=self._ended,
+            turn=self._turn,
+            taken=self._by_id,
+        )
         for call in self._calls:
             if call.phase is CallProgress.REJECTED:
                 continue
-            events = self._judge(call, stop)
+            events = policy.judge(call, stop)
             out.extend(events)
             ready.extend(e for e in events if isinstance(e, ToolCallReady))
         missing = stop is StopReason.TOOL_CALLS and not self._calls
@@ -727,215 +596,3 @@ class ToolCallTracker:
             call_slots=tuple(self._turn.slots),
         )
         out.append(self.done)
-
-    def _judge(self, call: _Call, stop: StopReason) -> list[StreamEvent]:
-        said = f"provider stop reason `{self._stop}`" if self._stop else "no stop reason"
-        if stop is StopReason.ABORTED:
-            detail = "Not executed: the consumer stopped reading before the stream ended."
-            return [self._reject(call, RejectReason.ABORTED, detail)]
-        if stop is StopReason.ERROR:
-            message = self._error.message if self._error is not None else "stream error"
-            detail = f"Not executed: the stream failed before it ended ({message})."
-            return [self._reject(call, RejectReason.STREAM_INCOMPLETE, detail)]
-        if stop is StopReason.MISSING and not self._ended:
-            detail = (
-                "Not executed: the stream ended without a stop reason, so it may have been "
-                "cut off; no tool call from it was accepted."
-            )
-            return [self._reject(call, RejectReason.STREAM_INCOMPLETE, detail)]
-        if stop is StopReason.PAUSED:
-            detail = (
-                f"Not executed: the provider paused the turn ({said}); send the assistant "
-                "message back unchanged to let it continue, running no tool call from it."
-            )
-            return [self._reject(call, RejectReason.STREAM_INCOMPLETE, detail)]
-        if not stop.clean and stop is not StopReason.MISSING:
-            detail = (
-                "Not executed: the provider ended the response incompletely "
-                f"({said}); no tool call from it was accepted."
-            )
-            return [self._reject(call, RejectReason.STREAM_INCOMPLETE, detail)]
-        if call.name is None:
-            return [self._reject(call, RejectReason.INVALID, "No tool name arrived for this call.")]
-        if call.unsupported is not None:
-            self._turn.keep_call(call.call_id)  # the answer to it will refer to it
-            return [self._reject(call, RejectReason.UNSUPPORTED, call.unsupported)]
-        if call.expects_end and not call.closed:
-            closer = (
-                f"its closing {call.end_marker} never arrived"
-                if call.end_marker
-                else "the provider never closed it"
-            )
-            detail = f"Not executed: the call was cut off ({said}); {closer}."
-            return [self._reject(call, RejectReason.CUT_OFF, detail)]
-        if call.whole:
-            if not isinstance(call.value, dict):
-                detail = (
-                    f"Not executed: the {call.kind} call carries no input object "
-                    f"(got {type(call.value).__name__})."
-                )
-                return [self._reject(call, RejectReason.INVALID, detail)]
-            return [self._ready(call, call.call_id, call.value, (), ())]
-        if call.overflow or (call.asm is not None and call.asm.status is Status.UNREPAIRABLE):
-            return [self._unrepairable(call)]
-        if (
-            self.reject_unknown_tools
-            and self.check is not None
-            and call.name not in self.check.names
-        ):
-            return [self._unknown(call)]
-        raw = call.raw()
-        if call.asm is None:  # a custom tool: free text, no JSON
-            return [self._ready(call, call.call_id, raw, (), ())]
-        if not raw.strip():
-            # Empty arguments are a call with no arguments only when the provider said the
-            # turn ended as it meant to (or closed the call's block). Cut at the output limit,
-            # or ended by an end marker with no stop reason at all, the arguments may simply
-            # not have arrived: ``[DONE]`` right after the call's name is how a stream cut
-            # between events looks (a real DeepSeek stream cut there ran ``glob({})``).
-            if stop in (StopReason.LENGTH, StopReason.MISSING) and not call.closed:
-                detail = f"Not executed: the call was cut off before any argument ({said})."
-                return [self._reject(call, RejectReason.CUT_OFF, detail)]
-            return [self._ready(call, call.call_id, {}, (), ("empty arguments read as {}",))]
-        if call.asm.status is Status.INCOMPLETE:
-            detail = (
-                f"Not executed: the arguments were cut off ({said}); "
-                f"{plural(call.asm.chars_fed, 'character')} arrived and the JSON is unfinished."
-            )
-            return [self._reject(call, RejectReason.CUT_OFF, detail)]
-        try:
-            values = call.asm.finish_values()
-        except UnrepairableError:
-            return [self._unrepairable(call)]
-        if self.refuse_ambiguous_escapes and call.asm.unsettled_escapes:
-            n = call.asm.unsettled_escapes
-            detail = (
-                f"Not executed: {plural(n, 'string')} of the arguments "
-                f"{'holds' if n == 1 else 'hold'} both a raw "
-                "backslash (an invalid escape such as \\U) and \\n, \\t, \\r, \\b or \\f, "
-                "which may have been raw backslashes too (C:\\Users\\new): what the "
-                "strings mean cannot be told."
-            )
-            return [self._reject(call, RejectReason.AMBIGUOUS_ESCAPES, detail)]
-        out: list[StreamEvent] = []
-        split = len(values) > 1
-        for k, repaired in enumerate(values):
-            call_id = call.call_id if k == 0 else self._split_id(call.call_id, k + 1)
-            notes: tuple[str, ...] = ()
-            if split:
-                notes = (f"value {k + 1} of {len(values)} concatenated in one call's arguments",)
-            if repaired.structure_synthesized:  # COMPLETE excludes this; guard anyway
-                detail = f"Not executed: the arguments were cut off ({said})."
-                out.append(self._reject(call, RejectReason.CUT_OFF, detail))
-            elif not isinstance(repaired.value, dict):
-                kind = type(repaired.value).__name__
-                detail = f"Not executed: the arguments must be a JSON object, not {kind}."
-                out.append(self._reject(call, RejectReason.INVALID, detail))
-            else:
-                out.append(self._ready(call, call_id, repaired.value, repaired.repairs, notes))
-            if out and isinstance(out[-1], ToolCallRejected) and split:
-                out[-1] = _with_id(out[-1], call_id)
-        return out
-
-    def _split_id(self, call_id: str, number: int) -> str:
-        """The id of the ``number``-th value split from one call's arguments: ``<id>v2``.
-
-        Never ``<id>_2``: Claude Code reads ids ending in ``_<digits>`` as entries of its
-        own batch tool, and the second call's result then reaches the model as "[Tool
-        result missing due to internal error]" (measured with 2.1.332). Letters and
-        digits only are added, so the id stays within every API's id pattern; an id the
-        stream already uses is never reused."""
-        split = f"{call_id}v{number}"
-        while split in self._by_id:
-            split += "v"
-        return split
-
-    def _unrepairable(self, call: _Call) -> ToolCallRejected:
-        error = call.asm.error if call.asm is not None else None
-        if call.overflow:
-            detail = f"Not executed: the arguments exceed max_size={self.max_size} characters."
-        elif error is not None:
-            detail = (
-                f"Not executed: the arguments are not valid JSON and cannot be repaired: {error}."
-            )
-        else:
-            detail = "Not executed: the arguments cannot be repaired."
-        return self._reject(call, RejectReason.UNREPAIRABLE, detail)
-
-    def _unknown(self, call: _Call) -> ToolCallRejected:
-        assert self.check is not None
-        assert call.name is not None
-        names = sorted(self.check.names)
-        close = tuple(difflib.get_close_matches(call.name, names, n=3, cutoff=0.7))
-        detail = f"Not executed: there is no tool named {call.name!r}."
-        if close:
-            detail += " Did you mean " + " or ".join(repr(n) for n in close) + "?"
-        elif names:
-            detail += " Available tools: " + ", ".join(names[:20]) + "."
-        return self._reject(call, RejectReason.UNKNOWN_TOOL, detail, close)
-
-    def _ready(
-        self,
-        call: _Call,
-        call_id: str,
-        value: Any,
-        repairs: tuple[Any, ...],
-        notes: tuple[str, ...],
-    ) -> StreamEvent:
-        all_notes = (*call.notes, *notes)
-        if call.repairs:
-            repairs = tuple(sorted((*call.repairs, *repairs), key=lambda r: r.offset))
-        if call.aliases:
-            all_notes = (
-                f"{plural(call.aliases, 'delta')} with a new id continued this call "
-                "(their arguments were still incomplete)",
-                *all_notes,
-            )
-        schema_repairs: tuple[RepairNote, ...] = ()
-        if (
-            self.check is not None
-            and call.kind == "function"
-            and (self.reject_unknown_tools or call.name in self.check.names)
-        ):
-            assert call.name is not None
-            checked = self.check.check(call.name, value)
-            value, schema_repairs = checked.value, checked.notes
-            if not checked.ok:
-                call.phase = CallProgress.REJECTED
-                return ToolCallRejected(
-                    call_id=call_id,
-                    index=call.index,
-                    name=call.name,
-                    reason=RejectReason.INVALID,
-                    detail=checked.feedback,
-                    raw=call.raw(),
-                    origin_id=call.call_id,
-                )
-        call.phase = CallProgress.READY
-        assert call.name is not None
-        return ToolCallReady(
-            call_id=call_id,
-            index=call.index,
-            name=call.name,
-            arguments=value,
-            repairs=repairs,
-            schema_repairs=schema_repairs,
-            notes=all_notes,
-            raw=call.raw(),
-            origin_id=call.call_id,
-            kind=call.kind,
-        )
-
-
-def _with_id(event: ToolCallRejected, call_id: str) -> ToolCallRejected:
-    return ToolCallRejected(
-        call_id=call_id,
-        index=event.index,
-        name=event.name,
-        reason=event.reason,
-        detail=event.detail,
-        raw=event.raw,
-        suggestions=event.suggestions,
-        kind=event.kind,
-        origin_id=event.call_id,
-    )
