@@ -1,4 +1,4 @@
-"""End-to-end tests in the real harnesses (Claude Code, OpenCode, Hermes Agent).
+"""End-to-end tests in the real harnesses (Claude Code, Codex, OpenCode, Hermes Agent).
 
 Every test here carries the ``e2e`` marker and runs by default wherever its harness is
 installed (``python tests/e2e/e2e_tools.py install``, as ``.ci/run`` does); where it is
@@ -29,6 +29,15 @@ def claude() -> Path:
     binary = e2e_tools.find_claude()
     if binary is None:
         pytest.skip(e2e_tools.claude_skip_reason() or "Claude Code is missing")
+    return binary
+
+
+@pytest.fixture(scope="session")
+def codex() -> Path:
+    """The pinned Codex binary (the test is skipped when it is missing)."""
+    binary = e2e_tools.find_codex()
+    if binary is None:
+        pytest.skip(e2e_tools.codex_skip_reason() or "Codex is missing")
     return binary
 
 
