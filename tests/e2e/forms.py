@@ -18,7 +18,8 @@ it"), and which stop reasons it runs a complete call under.
 * ``stop_<reason>``: a complete, correct write ending with each stop reason the wire
   has (Anthropic ``tool_use``/``end_turn``/``max_tokens``/``stop_sequence``, Chat
   ``tool_calls``/``stop``/``length``/none, Responses ``completed``/``incomplete``), with
-  no second write: whether the harness runs it and asks again;
+  no second write (it writes ``stop_<reason>.txt``): whether the harness runs it and
+  asks again;
 * ``claude_ids``: Claude Code only, two complete writes per reply with the ids ``X`` and
   ``X_2``, then ``Y`` and ``Y2``, then ``Z`` and ``B2_Z``;
 * ``codex_default_retries_<ending>``: Codex only, with its default retries, a write cut
@@ -83,28 +84,29 @@ def guidance_for(harness: Harness) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Form:
-    """A script to measure: ``replies(harness, project)``; ``codex``: options for
+    """A reply to measure: ``first``, then (``then_write``) a correct write of
+    ``out.txt``, then done; or ``replies``, a whole script. ``codex``: options for
     :func:`cxharness.run_codex` (``stream_max_retries=None``: Codex's default)."""
 
     name: str
-    replies: Callable[[Harness, Path], Sequence[Reply]]
+    first: Callable[[Harness, Path], Reply] | None = None
+    then_write: bool = True
+    replies: Callable[[Harness, Path], Sequence[Reply]] | None = None
     harnesses: frozenset[Harness] = frozenset(Harness)
     codex: Mapping[str, Any] = field(default_factory=dict)
 
     def script(self, harness: Harness) -> Callable[[Path], Sequence[Reply]]:
-        return lambda project: self.replies(harness, project)
+        def build(project: Path) -> Sequence[Reply]:
+            if self.replies is not None:
+                return self.replies(harness, project)
+            assert self.first is not None
+            out = [self.first(harness, project)]
+            if self.then_write:
+                fix = write_call(harness, project, "out.txt", CONTENT, _id("fix", harness))
+                out.append(Reply(calls=(fix,)))
+            return out
 
-
-def _then_write(
-    first: Callable[[Harness, Path], Reply],
-) -> Callable[[Harness, Path], Sequence[Reply]]:
-    """``first``, then a correct write of ``out.txt`` (the loop going on shows)."""
-
-    def replies(harness: Harness, project: Path) -> Sequence[Reply]:
-        fix = write_call(harness, project, "out.txt", CONTENT, _id("fix", harness))
-        return [first(harness, project), Reply(calls=(fix,))]
-
-    return replies
+        return build
 
 
 def _id(tag: str, harness: Harness | None = None) -> str:
@@ -133,9 +135,12 @@ def _sentence(harness: Harness, project: Path) -> Reply:
     return Reply.call(WRITE_TOOL[harness][0], guidance_for(harness), id=_id("refused", harness))
 
 
-def _stop(ending: Ending, stop: str | None, status: str | None) -> Callable[[Harness, Path], Reply]:
+def _stop(
+    label: str, ending: Ending, stop: str | None, status: str | None
+) -> Callable[[Harness, Path], Reply]:
     def first(harness: Harness, project: Path) -> Reply:
-        call: Call = write_call(harness, project, "out.txt", CONTENT, _id("stop", harness))
+        path = f"stop_{label}.txt"
+        call: Call = write_call(harness, project, path, CONTENT, _id(f"stop_{label}", harness))
         return Reply(calls=(call,), ending=ending, stop=stop, item_status=status)
 
     return first
@@ -163,26 +168,23 @@ def _cut(ending: Ending) -> Callable[[Harness, Path], Reply]:
     return first
 
 
-def _alone(first: Callable[[Harness, Path], Reply]) -> Callable[[Harness, Path], Sequence[Reply]]:
-    return lambda harness, project: [first(harness, project)]
-
-
 def _forms() -> dict[str, Form]:
     forms = [
-        Form("unknown_tool", _then_write(_named(lambda h: REFUSED_NAME))),
-        Form("suffixed_tool", _then_write(_named(lambda h: WRITE_TOOL[h][0] + "_refused"))),
-        Form("upper_unknown", _then_write(_named(lambda h: REFUSED_NAME.upper()))),
-        Form("case_variant", _then_write(_case_variant)),
-        Form("sentence_args", _then_write(_sentence)),
-        Form("claude_ids", _claude_ids, frozenset({Harness.CLAUDE_CODE})),
+        Form("unknown_tool", _named(lambda h: REFUSED_NAME)),
+        Form("suffixed_tool", _named(lambda h: WRITE_TOOL[h][0] + "_refused")),
+        Form("upper_unknown", _named(lambda h: REFUSED_NAME.upper())),
+        Form("case_variant", _case_variant),
+        Form("sentence_args", _sentence),
+        Form("claude_ids", replies=_claude_ids, harnesses=frozenset({Harness.CLAUDE_CODE})),
     ]
     for harness, stops in STOPS.items():
         for label, ending, stop, status in stops:
             forms.append(
                 Form(
                     f"stop_{label}",
-                    _alone(_stop(ending, stop, status)),
-                    frozenset({harness}),
+                    _stop(label, ending, stop, status),
+                    then_write=False,
+                    harnesses=frozenset({harness}),
                 )
             )
     # Codex with its default retries (stream_max_retries and request_max_retries unset)
@@ -195,9 +197,9 @@ def _forms() -> dict[str, Form]:
         forms.append(
             Form(
                 f"codex_default_retries_{label}",
-                _then_write(_cut(ending)),
-                frozenset({Harness.CODEX}),
-                {"stream_max_retries": None, "request_max_retries": None},
+                _cut(ending),
+                harnesses=frozenset({Harness.CODEX}),
+                codex={"stream_max_retries": None, "request_max_retries": None},
             )
         )
     return {form.name: form for form in forms}

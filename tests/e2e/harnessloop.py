@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -57,6 +58,7 @@ from ccharness import claude_env
 
 __all__ = [
     "HARNESS_FILES",
+    "Bench",
     "Harness",
     "HarnessOutput",
     "LoopRun",
@@ -171,7 +173,11 @@ class ProxyProcess:
         ]
         with self.log_path.open("wb") as log:
             self._process = subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},  # its log line by line
             )
         deadline = time.monotonic() + 30
         while True:
@@ -477,15 +483,51 @@ class LoopRun:
         }
 
 
-def _keep_record(root: Path, output: HarnessOutput, exchanges: Sequence[Exchange]) -> None:
+def _keep_record(
+    root: Path, output: HarnessOutput, exchanges: Sequence[Exchange], client: Sequence[Tapped]
+) -> None:
     """Leave the run's record in ``root`` for a reader: ``exchanges.jsonl`` (one line per
-    request: path, whether main, its body), ``stdout.txt``, ``stderr.txt``."""
+    request the upstream got: path, whether main, its body), ``client.jsonl`` (through
+    the proxy: each answer as the harness got it), ``stdout.txt``, ``stderr.txt``."""
     with (root / "exchanges.jsonl").open("w", encoding="utf-8") as out:
         for e in exchanges:
             line = {"serial": e.serial, "path": e.path, "main": e.main, "body": e.body}
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    if client:
+        with (root / "client.jsonl").open("w", encoding="utf-8") as out:
+            for t in client:
+                line = {"path": t.path, "status": t.status, "broken": t.broken}
+                line["body"] = t.body.decode("utf-8", errors="replace")
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
     (root / "stdout.txt").write_text(output.stdout, encoding="utf-8")
     (root / "stderr.txt").write_text(output.stderr, encoding="utf-8")
+
+
+class Bench:
+    """One scripted upstream and one proxy in front of it, kept for many runs (the
+    proxy takes 1-3 s to start): pass it to :func:`run_loop` as ``bench``. A context
+    manager; the proxy's output goes to ``folder``."""
+
+    def __init__(self, folder: Path, proxy_args: Sequence[str] = ()) -> None:
+        self.upstream = ScriptedUpstream()
+        self.folder = folder
+        self.proxy_args = list(proxy_args)
+        self.proxy: ProxyProcess | None = None
+
+    def __enter__(self) -> Bench:
+        self.upstream.start()
+        try:
+            self.proxy = ProxyProcess(self.upstream.root_url, self.folder, self.proxy_args)
+            self.proxy.start()
+        except BaseException:
+            self.upstream.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proxy is not None:
+            self.proxy.stop()
+        self.upstream.stop()
 
 
 def run_loop(
@@ -500,6 +542,7 @@ def run_loop(
     prompt: str = "go",
     codex: Mapping[str, Any] | None = None,
     proxy_args: Sequence[str] = (),
+    bench: Bench | None = None,
     timeout: float = RUN_TIMEOUT,
 ) -> LoopRun:
     """Run ``script`` in ``harness`` (module docstring). ``root`` is made and holds the
@@ -507,7 +550,9 @@ def run_loop(
     and the proxy's log. ``codex``: keyword arguments for :func:`cxharness.run_codex`
     (``stream_max_retries=None`` keeps Codex's default retries). Raises
     ``FileNotFoundError`` when the harness is not installed and
-    ``subprocess.TimeoutExpired`` past ``timeout``."""
+    ``subprocess.TimeoutExpired`` past ``timeout``. ``bench``: an upstream and proxy
+    already running, used instead of new ones (``proxy_args`` are then the bench's);
+    the run's proxy log and telemetry are the lines it added."""
     if binary is None:
         binary = binary_for(harness)
         if binary is None:
@@ -520,16 +565,23 @@ def run_loop(
         target.write_text(text, encoding="utf-8")
     before = project_files(project)
     replies = script(project) if callable(script) else script
-    proxy: ProxyProcess | None = None
-    tap: Tap | None = None
     observe = lambda: project_files(project)  # noqa: E731
-    with (
-        ScriptedUpstream(replies, final=final, observe=observe) as upstream,
-        contextlib.ExitStack() as stack,
-    ):
+    with contextlib.ExitStack() as stack:
+        if bench is None:
+            upstream = stack.enter_context(ScriptedUpstream(replies, final=final, observe=observe))
+        else:
+            upstream = bench.upstream
+            upstream.load(replies, final=final, observe=observe)
+        proxy: ProxyProcess | None = None
+        tap: Tap | None = None
         root_url = upstream.root_url
         if via is Via.PROXY:
-            proxy = stack.enter_context(ProxyProcess(root_url, root / "proxy", proxy_args))
+            if bench is None:
+                proxy = stack.enter_context(ProxyProcess(root_url, root / "proxy", proxy_args))
+            else:
+                proxy = bench.proxy
+            assert proxy is not None
+            log_from, telemetry_from = len(proxy.log()), len(proxy.telemetry())
             tap = stack.enter_context(Tap(proxy.url))
             root_url = tap.url
         if harness is Harness.CLAUDE_CODE:
@@ -541,7 +593,12 @@ def run_loop(
         else:
             output = _drive_opencode(root_url + "/v1", project, root, binary, prompt, timeout)
         exchanges = upstream.snapshot()
-    _keep_record(root, output, exchanges)
+        if bench is not None:
+            upstream.load([])  # no observer left pointing at this project
+    proxy_log = proxy.log()[log_from:] if proxy else ""
+    telemetry = proxy.telemetry()[telemetry_from:] if proxy else []
+    client = tap.snapshot() if tap else []
+    _keep_record(root, output, exchanges, client)
     return LoopRun(
         harness=harness,
         via=via,
@@ -550,7 +607,7 @@ def run_loop(
         project=project,
         files=project_files(project),
         before=before,
-        client=tap.snapshot() if tap else [],
-        proxy_log=proxy.log() if proxy else "",
-        telemetry=proxy.telemetry() if proxy else [],
+        client=client,
+        proxy_log=proxy_log,
+        telemetry=telemetry,
     )

@@ -5,12 +5,14 @@
 ``e2e_tools`` pins) and prints one JSON line per run: the :meth:`LoopRun.summary`
 (requests the upstream got, which were retries, the tool results the model read after
 each reply, the files written, exit code, final text, seconds), plus the proxy's log
-lines for proxied runs. docs/integrations/harness-loops.md was written from its output.
+lines for proxied runs. One upstream and one proxy serve every run (``harnessloop.Bench``).
+docs/integrations/harness-loops.md was written from its output.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
@@ -18,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from forms import FORMS
-from harnessloop import Harness, Via, run_loop, skip_reason
+from harnessloop import Bench, Harness, Via, run_loop, skip_reason
 from scenarios import SCENARIOS
 
 
@@ -37,6 +39,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = args.scenario or ([] if args.form else list(SCENARIOS))
     forms = list(FORMS) if args.form == ["all"] else args.form or []
     base = args.keep or Path(tempfile.mkdtemp(prefix="measure-loops-"))
+    with contextlib.ExitStack() as stack:
+        bench = stack.enter_context(Bench(base / "proxy")) if Via.PROXY in vias else None
+        _measure(harnesses, vias, names, forms, base, bench)
+    return 0
+
+
+def _measure(
+    harnesses: Sequence[Harness],
+    vias: Sequence[Via],
+    names: Sequence[str],
+    forms: Sequence[str],
+    base: Path,
+    bench: Bench | None,
+) -> None:
     for harness in harnesses:
         reason = skip_reason(harness)
         if reason is not None:
@@ -45,7 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in names:
             for via in vias:
                 root = base / f"{harness.value}-{name}-{via.value}"
-                run = run_loop(harness, SCENARIOS[name].script(harness), root=root, via=via)
+                run = run_loop(
+                    harness, SCENARIOS[name].script(harness), root=root, via=via, bench=bench
+                )
                 line = {"scenario": name, **run.summary()}
                 line["intended_done"] = SCENARIOS[name].done(run)
                 line["wrong_writes"] = SCENARIOS[name].wrong_writes(run)
@@ -59,7 +77,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             root = base / f"{harness.value}-form-{name}"
             run = run_loop(harness, form.script(harness), root=root, codex=form.codex)
             print(json.dumps({"form": name, **run.summary()}, ensure_ascii=False), flush=True)
-    return 0
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ path first (so a cut falls in the content):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ __all__ = [
     "SCENARIOS",
     "WINDOWS_TEXT",
     "Scenario",
+    "chain",
     "cut",
     "write_call",
     "write_text",
@@ -237,3 +239,34 @@ SCENARIOS: Final[Mapping[str, Scenario]] = {
         ),
     )
 }
+
+
+Step = Callable[[Harness, Path], Reply]
+
+
+def chain(
+    harness: Harness, steps: Sequence[Step], intended: Mapping[str, str]
+) -> Callable[[Path], Sequence[Reply]]:
+    """A script of ``steps``' replies one after the other (the harness answers each with
+    its next request, or the chain stops there), then one reply writing every file of
+    ``intended`` (the scripted second attempt for all of them), then ``done``. Each
+    call gets a fresh id, ``<prefix>step<k>call<n>`` (never ``_<digits>``, which Claude
+    Code reads as its own batch entries)."""
+    prefix = "toolu_" if harness is Harness.CLAUDE_CODE else "call_"
+
+    def build(project: Path) -> Sequence[Reply]:
+        replies = []
+        for k, step in enumerate(steps):
+            reply = step(harness, project)
+            calls = tuple(
+                dataclasses.replace(call, id=f"{prefix}step{k}call{n}")
+                for n, call in enumerate(reply.calls)
+            )
+            replies.append(dataclasses.replace(reply, calls=calls))
+        fix = tuple(
+            write_call(harness, project, path, content, f"{prefix}fix{n}")
+            for n, (path, content) in enumerate(intended.items())
+        )
+        return [*replies, Reply(calls=fix)]
+
+    return build

@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 #: Main requests answered before the server says 400 to every further one.
-MAX_MAIN_REQUESTS: Final = 12
+MAX_MAIN_REQUESTS: Final = 24
 #: Characters of arguments per streamed delta.
 CHUNK: Final = 24
 MODEL: Final = "fake-model"
@@ -340,6 +340,22 @@ class ScriptedUpstream:
         self._lock = threading.Lock()
         self._main = 0
         self._server = LoopbackServer("scripted-upstream")
+
+    def load(
+        self,
+        script: Sequence[Reply],
+        *,
+        final: Reply = FINAL,
+        observe: Callable[[], Any] | None = None,
+    ) -> None:
+        """Start over with ``script``: the next main request gets ``script[0]``, and the
+        record is emptied (one server, many runs)."""
+        with self._lock:
+            self.script = list(script)
+            self.final = final
+            self.observe = observe
+            self.exchanges = []
+            self._main = 0
 
     def __enter__(self) -> ScriptedUpstream:
         self.start()
