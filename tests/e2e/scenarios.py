@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Final
 
 from harnessloop import Harness, LoopRun
-from scripted import Call, Ending, Reply
+from scripted import CHUNK, Call, Ending, Reply
 
 __all__ = [
     "CONTENT",
@@ -167,11 +167,20 @@ def _invalid_after_repairs(harness: Harness, project: Path) -> Reply:
     return Reply.call(WRITE_TOOL[harness][0], text, id=_id(harness))
 
 
-def _merged(harness: Harness, project: Path) -> Reply:
-    text = write_text(harness, project, "a.txt", "alpha\n") + write_text(
-        harness, project, "b.txt", "beta\n"
-    )
-    return Reply.call(WRITE_TOOL[harness][0], text, id=_id(harness))
+def _merged_at(boundary: bool) -> Callable[[Harness, Path], Reply]:
+    """``{..}{..}`` in deltas of about :data:`scripted.CHUNK` characters; ``boundary``:
+    one delta ends exactly where the first object does (else none does)."""
+
+    def broken(harness: Harness, project: Path) -> Reply:
+        first = write_text(harness, project, "a.txt", "alpha\n")
+        text = first + write_text(harness, project, "b.txt", "beta\n")
+        cuts = set(range(CHUNK, len(text), CHUNK)) - {len(first)}
+        if boundary:
+            cuts.add(len(first))
+        call = Call(WRITE_TOOL[harness][0], text, _id(harness), tuple(sorted(cuts)))
+        return Reply(calls=(call,))
+
+    return broken
 
 
 def _windows(harness: Harness, project: Path) -> Reply:
@@ -209,8 +218,14 @@ SCENARIOS: Final[Mapping[str, Scenario]] = {
         ),
         Scenario(
             "merged_objects",
-            "two writes' arguments in one call: {..}{..}",
-            _merged,
+            "two writes' arguments in one call: {..}{..} (no delta ends between them)",
+            _merged_at(boundary=False),
+            {"a.txt": "alpha\n", "b.txt": "beta\n"},
+        ),
+        Scenario(
+            "merged_at_boundary",
+            "the same {..}{..}, one delta ending exactly after the first object",
+            _merged_at(boundary=True),
             {"a.txt": "alpha\n", "b.txt": "beta\n"},
         ),
         Scenario(

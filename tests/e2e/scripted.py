@@ -99,11 +99,23 @@ class Ending(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One tool call: ``arguments`` is the raw text streamed (any text at all)."""
+    """One tool call: ``arguments`` is the raw text streamed (any text at all), in
+    deltas of :data:`CHUNK` characters, or cut after each offset in ``cuts`` (where a
+    delta ends matters to OpenCode: its SDK runs a call as soon as the arguments so far
+    parse)."""
 
     name: str
     arguments: str
     id: str = ""
+    cuts: tuple[int, ...] | None = None
+
+    def deltas(self) -> list[str]:
+        """The argument text as streamed."""
+        text = self.arguments
+        if self.cuts is None:
+            return [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
+        edges = [0, *sorted(c for c in self.cuts if 0 < c < len(text)), len(text)]
+        return [text[a:b] for a, b in itertools.pairwise(edges) if b > a]
 
     @classmethod
     def of(cls, name: str, args: Mapping[str, Any], id: str = "") -> Call:
@@ -512,10 +524,6 @@ def _sse(data: Mapping[str, Any] | str, event: str | None = None) -> bytes:
     return f"{head}data: {text}\n\n".encode()
 
 
-def _pieces(text: str) -> list[str]:
-    return [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)] or []
-
-
 def _cut_short(reply: Reply) -> bool:
     return reply.ending in (Ending.DROP, Ending.NO_STOP, Ending.ERROR_EVENT)
 
@@ -573,7 +581,7 @@ def _anthropic(reply: Reply, model: str) -> Iterator[bytes]:
             {"type": "content_block_start", "index": index, "content_block": block},
             "content_block_start",
         )
-        for piece in _pieces(call.arguments):
+        for piece in call.deltas():
             delta = {"type": "input_json_delta", "partial_json": piece}
             yield _sse(
                 {"type": "content_block_delta", "index": index, "delta": delta},
@@ -621,7 +629,7 @@ def _chat(reply: Reply, model: str) -> Iterator[bytes]:
             "function": {"name": call.name, "arguments": ""},
         }
         yield chunk({"tool_calls": [head]})
-        for piece in _pieces(call.arguments):
+        for piece in call.deltas():
             yield chunk({"tool_calls": [{"index": number, "function": {"arguments": piece}}]})
     if reply.ending is Ending.ERROR_EVENT:
         yield _sse({"error": {"message": "Overloaded", "type": "server_error", "code": None}})
@@ -711,7 +719,7 @@ def _responses(reply: Reply, model: str) -> Iterator[bytes]:
             "status": "in_progress",
         }
         yield event("response.output_item.added", output_index=index, item=item)
-        for piece in _pieces(call.arguments):
+        for piece in call.deltas():
             yield event(
                 "response.function_call_arguments.delta",
                 item_id=item_id,

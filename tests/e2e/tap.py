@@ -55,7 +55,8 @@ class Tap:
         self.host = split.hostname or "127.0.0.1"
         self.port_to = split.port or 80
         self.answers: list[Tapped] = []
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
+        self._open = 0
         self._server = LoopbackServer("tap")
 
     def __enter__(self) -> Tap:
@@ -74,13 +75,22 @@ class Tap:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.port}"
 
-    def snapshot(self) -> list[Tapped]:
+    def snapshot(self, wait: float = 5.0) -> list[Tapped]:
+        """The answers so far, once no answer is still being relayed (at most ``wait``
+        seconds: the client may have read the last byte before the relay recorded it)."""
         with self._lock:
+            self._lock.wait_for(lambda: self._open == 0, timeout=wait)
             return list(self.answers)
+
+    def _opened(self) -> None:
+        with self._lock:
+            self._open += 1
 
     def _record(self, tapped: Tapped) -> None:
         with self._lock:
             self.answers.append(tapped)
+            self._open -= 1
+            self._lock.notify_all()
 
 
 class _Handler(QuietHandler):
@@ -95,6 +105,7 @@ class _Handler(QuietHandler):
         broken = False
         status = 502
         answer_headers: dict[str, str] = {}
+        self.owner._opened()  # before the first byte of the answer goes out
         try:
             connection.request(self.command, self.path, body=raw or None, headers=headers)
             response = connection.getresponse()

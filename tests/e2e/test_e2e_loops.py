@@ -91,6 +91,7 @@ CHAINS: Final[Mapping[Harness, Mapping[str, Expect]]] = {
         ),
         "invalid_after_repairs": Expect([PARSE_CC], "Write"),
         "merged_objects": Expect([PARSE_CC, "}{"], "Write"),
+        "merged_at_boundary": Expect([PARSE_CC, "}{"], "Write"),
         "windows_path": Expect([PARSE_CC, "Common causes: unescaped backslashes"], "Write"),
         "unknown_tool": _unknown(Harness.CLAUDE_CODE, "streamrepair_refused_call"),
         "suffixed_tool": _unknown(Harness.CLAUDE_CODE, "Write_refused"),
@@ -125,6 +126,9 @@ CHAINS: Final[Mapping[Harness, Mapping[str, Expect]]] = {
         "merged_objects": Expect(
             [PARSE_CX + "trailing characters at line 1 column"], "exec_command"
         ),
+        "merged_at_boundary": Expect(
+            [PARSE_CX + "trailing characters at line 1 column"], "exec_command"
+        ),
         "windows_path": Expect([PARSE_CX + "invalid escape at line 1 column"], "exec_command"),
         "unknown_tool": _unknown(Harness.CODEX, "streamrepair_refused_call"),
         "suffixed_tool": _unknown(Harness.CODEX, "exec_command_refused"),
@@ -153,6 +157,9 @@ CHAINS: Final[Mapping[Harness, Mapping[str, Expect]]] = {
         "merged_objects": Expect(
             [PARSE_OC, "JSON Parse error: Unable to parse JSON string"], "invalid"
         ),
+        # the SDK runs the call once the arguments so far parse: the first object runs,
+        # the second is dropped without a word
+        "merged_at_boundary": Expect([DONE[Harness.OPENCODE]], "write", None, {"a.txt": "alpha\n"}),
         "windows_path": Expect(
             [PARSE_OC, "JSON Parse error: Invalid escape character U"], "invalid"
         ),
