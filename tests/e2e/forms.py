@@ -24,7 +24,9 @@ it"), and which stop reasons it runs a complete call under.
   ``X_2``, then ``Y`` and ``Y2``, then ``Z`` and ``B2_Z``;
 * ``codex_default_retries_<ending>``: Codex only, with its default retries, a write cut
   off by a dropped connection, a clean end without ``response.completed``, an ``error``
-  event, or ``response.incomplete``.
+  event, or ``response.incomplete``;
+* ``error_upstream_error``: OpenCode only, a write cut off by the error chunk the proxy
+  sends when its upstream breaks (``"type": "upstream_error"``).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from harnessloop import Harness
 from scenarios import CONTENT, WRITE_TOOL, cut, write_call, write_text
 from scripted import Call, Ending, Reply
 
-__all__ = ["CASE_VARIANT", "FORMS", "GUIDANCE", "STOPS", "Form", "guidance_for"]
+__all__ = ["CASE_VARIANT", "FORMS", "GUIDANCE", "PROXY_CHAT_ERROR", "STOPS", "Form", "guidance_for"]
 
 GUIDANCE: Final = (
     "streamrepair: the call to {tool} was not run: its arguments were cut off at the "
@@ -160,12 +162,24 @@ def _claude_ids(harness: Harness, project: Path) -> Sequence[Reply]:
     return replies
 
 
-def _cut(ending: Ending) -> Callable[[Harness, Path], Reply]:
+def _cut(
+    ending: Ending, error: Mapping[str, Any] | None = None
+) -> Callable[[Harness, Path], Reply]:
     def first(harness: Harness, project: Path) -> Reply:
         text = cut(write_text(harness, project, "out.txt", CONTENT))
-        return Reply.call(WRITE_TOOL[harness][0], text, id=_id("cut", harness), ending=ending)
+        call = Call(WRITE_TOOL[harness][0], text, _id("cut", harness))
+        return Reply(calls=(call,), ending=ending, error=error)
 
     return first
+
+
+#: The error chunk the proxy (main, December) sends a Chat client when the upstream
+#: connection breaks mid-stream.
+PROXY_CHAT_ERROR: Final = {
+    "message": "the upstream stream broke: ClientPayloadError",
+    "type": "upstream_error",
+    "code": "upstream",
+}
 
 
 def _forms() -> dict[str, Form]:
@@ -202,6 +216,14 @@ def _forms() -> dict[str, Form]:
                 codex={"stream_max_retries": None, "request_max_retries": None},
             )
         )
+    # OpenCode retries an error chunk by its type and message: not this one
+    forms.append(
+        Form(
+            "error_upstream_error",
+            _cut(Ending.ERROR_EVENT, PROXY_CHAT_ERROR),
+            harnesses=frozenset({Harness.OPENCODE}),
+        )
+    )
     return {form.name: form for form in forms}
 
 

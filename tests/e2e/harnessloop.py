@@ -362,6 +362,21 @@ def _drive_opencode(
 # --------------------------------------------------------------------------- the run
 
 
+def _assistant_text(item: Any) -> bool:
+    """A history item that is assistant text only (no call, no result)."""
+    if not isinstance(item, dict) or item.get("role") != "assistant":
+        return False
+    if item.get("tool_calls"):
+        return False
+    content = item.get("content")
+    if isinstance(content, list):
+        return all(
+            isinstance(part, dict) and part.get("type") in ("text", "output_text", "thinking")
+            for part in content
+        )
+    return True
+
+
 def _scripted_end(wire: Wire | None, reply: Reply | None) -> StreamEnd:
     if reply is None or wire is None or reply.status != 200:
         return StreamEnd("http-error", False)
@@ -445,11 +460,14 @@ class LoopRun:
         return [stream_end(self.harness.wire, t.body) for t in main]
 
     def is_retry(self, index: int) -> bool:
-        """Main request ``index`` repeats the one before (its history grew by nothing):
-        the harness retried instead of answering."""
+        """Main request ``index`` asks again instead of answering: its history grew, if
+        at all, only by assistant text (Codex keeps the text of the failed attempt;
+        Claude Code and OpenCode send the same history again), with no tool result and
+        no new user message (Claude Code's "Resume directly" reminder is not a retry)."""
         if not 0 < index < len(self.main):
             return False
-        return self.main[index].history_size == self.main[index - 1].history_size
+        new = self.main[index].history()[len(self.main[index - 1].history()) :]
+        return all(_assistant_text(item) for item in new)
 
     def written(self, after: int | None = None) -> dict[str, str]:
         """The files that are new or changed since the run began: at the end, or (with

@@ -137,6 +137,9 @@ class Reply:
     #: The ``status`` of the Responses function-call items (default: ``completed``, and
     #: ``incomplete`` for the last one when the ending is ``LENGTH``).
     item_status: str | None = None
+    #: The error of an ``ERROR_EVENT`` ending (default: Anthropic ``overloaded_error``,
+    #: Chat and Responses ``server_error``, message ``Overloaded``).
+    error: Mapping[str, Any] | None = None
 
     @classmethod
     def call(cls, name: str, arguments: str, *, id: str = "", **kw: Any) -> Reply:
@@ -217,13 +220,13 @@ class Exchange:
                     return tool
         return None
 
-    @property
-    def history_size(self) -> int:
-        """How many items the request's history holds (messages or input items)."""
+    def history(self) -> list[Any]:
+        """The request's history: its ``messages`` (Anthropic, Chat) or ``input`` items
+        (Responses)."""
         if not isinstance(self.body, dict):
-            return 0
+            return []
         items = self.body.get("messages", self.body.get("input"))
-        return len(items) if isinstance(items, list) else 0
+        return list(items) if isinstance(items, list) else []
 
 
 # --------------------------------------------------------------------------- reading bodies
@@ -592,8 +595,8 @@ def _anthropic(reply: Reply, model: str) -> Iterator[bytes]:
         yield _sse({"type": "content_block_stop", "index": index}, "content_block_stop")
         index += 1
     if reply.ending is Ending.ERROR_EVENT:
-        error = {"type": "overloaded_error", "message": "Overloaded"}
-        yield _sse({"type": "error", "error": error}, "error")
+        error = reply.error or {"type": "overloaded_error", "message": "Overloaded"}
+        yield _sse({"type": "error", "error": dict(error)}, "error")
     if _cut_short(reply):
         return
     delta = {"stop_reason": reply.stop_reason(Wire.ANTHROPIC), "stop_sequence": None}
@@ -632,7 +635,8 @@ def _chat(reply: Reply, model: str) -> Iterator[bytes]:
         for piece in call.deltas():
             yield chunk({"tool_calls": [{"index": number, "function": {"arguments": piece}}]})
     if reply.ending is Ending.ERROR_EVENT:
-        yield _sse({"error": {"message": "Overloaded", "type": "server_error", "code": None}})
+        error = reply.error or {"message": "Overloaded", "type": "server_error", "code": None}
+        yield _sse({"error": dict(error)})
     if _cut_short(reply):
         return
     yield chunk({}, reply.stop_reason(Wire.CHAT) or None)
@@ -741,7 +745,8 @@ def _responses(reply: Reply, model: str) -> Iterator[bytes]:
         yield event("response.output_item.done", output_index=index, item=item)
         output.append(item)
     if reply.ending is Ending.ERROR_EVENT:
-        yield event("error", code="server_error", message="Overloaded", param=None)
+        error = reply.error or {"code": "server_error", "message": "Overloaded", "param": None}
+        yield event("error", **error)
     if _cut_short(reply):
         return
     usage = {

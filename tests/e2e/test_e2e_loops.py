@@ -321,9 +321,14 @@ ALONE: Final[Mapping[tuple[Harness, str], Alone]] = {
     (Harness.CODEX, "codex_default_retries_length"): Alone(
         1, [], 1, "Incomplete response returned, reason: max_output_tokens", {}, DEFAULT_RETRIES
     ),
-    # OpenCode retries a dropped connection and an error event...
+    # OpenCode retries a dropped connection (and a server_error chunk: below)...
     (Harness.OPENCODE, "dropped"): Alone(3, [1], 0, None, OUT),
-    # ...but runs the unfinished call of a stream that just ends (an `invalid` error)
+    # ...but not an error chunk of another type and message (the proxy's, when its
+    # upstream breaks): the run fails
+    (Harness.OPENCODE, "error_upstream_error"): Alone(
+        1, [], 1, "the upstream stream broke: ClientPayloadError", {}
+    ),
+    # ...and it runs the unfinished call of a stream that just ends (an `invalid` error)
     (Harness.OPENCODE, "no_stop"): Alone(3, [], 0, None, OUT),
 }
 
