@@ -8,9 +8,11 @@ them all with ``-m "not e2e"``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from harnessloop import Bench
 
 import e2e_tools
 
@@ -57,3 +59,11 @@ def hermes_python() -> Path:
     if python is None:
         pytest.skip(e2e_tools.hermes_skip_reason() or "hermes-agent is missing")
     return python
+
+
+@pytest.fixture(scope="session")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
+    """One scripted upstream and one ``streamrepair serve`` in front of it for the whole
+    session (``run_loop(..., bench=bench)``: the proxy starts once, not per run)."""
+    with Bench(tmp_path_factory.mktemp("bench")) as shared:
+        yield shared
