@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from forms import FORMS, guidance_for
-from harnessloop import Harness, LoopRun, run_loop, skip_reason
+from forms import FORMS, STOPS, guidance_for
+from harnessloop import Bench, Harness, LoopRun, Via, run_loop, skip_reason
 from scenarios import CONTENT, SCENARIOS, WINDOWS_TEXT, Step, chain
 
 #: What all chained steps meant, written by the chain's last reply.
@@ -391,3 +391,23 @@ def test_claude_code_loses_the_result_of_an_id_ending_in_underscore_digits(tmp_p
     # all six writes ran, the one whose result went missing too
     assert run.written(1) == {"0a.txt": "toolu_X\n", "0b.txt": "toolu_X_2\n"}
     assert len(run.written()) == 6
+
+
+# -- through the proxy: what must hold before and after issue 21 ----------------------------
+
+
+@pytest.mark.parametrize("harness", list(Harness), ids=lambda h: h.value)
+def test_a_correct_call_runs_through_the_proxy_with_the_upstreams_stop_reasons(
+    bench: Bench, harness: Harness, tmp_path: Path
+) -> None:
+    """The infrastructure for the proxied tests (``bench``: one proxy for the session,
+    the tap between it and the harness): a correct write runs through it, and every
+    stream reaches the harness with the stop reason the upstream sent."""
+    _binary_or_skip(harness)
+    script = FORMS[f"stop_{STOPS[harness][0][0]}"].script(harness)
+    run = run_loop(harness, script, root=tmp_path, via=Via.PROXY, bench=bench)
+    assert run.written() == _stop_written(STOPS[harness][0][0]), run.summary()
+    assert (len(run.main), run.returncode, run.final_text) == (2, 0, "done")
+    assert run.client_ends() == run.upstream_ends()
+    assert run.client_ends()[0].terminal
+    assert '"calls_sent": 1' in run.proxy_log
