@@ -23,11 +23,23 @@ results the harness sent back), the files in the project afterwards, exit code, 
 text, seconds, the proxy's log and telemetry. The script may be a function of the
 project directory (Claude Code's and OpenCode's write tools want absolute paths).
 
+What a test reads from a :class:`LoopRun` (``main[i]`` is the harness's request that got
+``script[i]``): ``went_on`` (it asked again after the first reply), ``results(i)`` (the
+tool results request ``i`` brought back: what the model read about ``script[i - 1]``),
+``is_retry(i)``, ``written(i)`` (the files when request ``i`` arrived: what the replies
+before it did; ``written()`` at the end), ``returncode``, ``final_text``,
+``output.failure``, and through the proxy ``client_ends()`` against ``upstream_ends()``
+(the stop reasons the harness got and the ones the upstream sent), ``client`` (every
+answer as the harness got it), ``proxy_log``, ``telemetry``. A :class:`Bench` keeps one
+upstream and one proxy for many runs (the ``bench`` fixture in ``conftest.py``).
+
 Example (pytest)::
 
-    run = run_loop(Harness.CODEX, [Reply.call("exec_command", '{"cmd": "true",}')],
-                   root=tmp_path, via=Via.PROXY)
-    assert run.went_on and run.results(1)[0].text.startswith("Chunk ID")
+    scenario = SCENARIOS["renamed_key"]
+    run = run_loop(Harness.CODEX, scenario.script(Harness.CODEX), root=tmp_path,
+                   via=Via.PROXY, bench=bench)
+    assert run.went_on and scenario.done(run)        # issue 21: goes on, nothing wrong
+    assert run.client_ends()[0].reason == "completed"
 
 Each harness's binary is the one :mod:`e2e_tools` pins; :func:`skip_reason` says why
 one cannot run here.
