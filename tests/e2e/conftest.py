@@ -1,4 +1,4 @@
-"""End-to-end tests in the real harnesses (Claude Code, OpenCode, Hermes Agent).
+"""End-to-end tests in the real harnesses (Claude Code, Codex, OpenCode, Hermes Agent).
 
 Every test here carries the ``e2e`` marker and runs by default wherever its harness is
 installed (``python tests/e2e/e2e_tools.py install``, as ``.ci/run`` does); where it is
@@ -8,9 +8,11 @@ them all with ``-m "not e2e"``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from harnessloop import Bench
 
 import e2e_tools
 
@@ -33,6 +35,15 @@ def claude() -> Path:
 
 
 @pytest.fixture(scope="session")
+def codex() -> Path:
+    """The pinned Codex binary (the test is skipped when it is missing)."""
+    binary = e2e_tools.find_codex()
+    if binary is None:
+        pytest.skip(e2e_tools.codex_skip_reason() or "Codex is missing")
+    return binary
+
+
+@pytest.fixture(scope="session")
 def opencode() -> Path:
     """The pinned OpenCode binary (the test is skipped when it is missing)."""
     binary = e2e_tools.find_opencode()
@@ -48,3 +59,11 @@ def hermes_python() -> Path:
     if python is None:
         pytest.skip(e2e_tools.hermes_skip_reason() or "hermes-agent is missing")
     return python
+
+
+@pytest.fixture(scope="session")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
+    """One scripted upstream and one ``streamrepair serve`` in front of it for the whole
+    session (``run_loop(..., bench=bench)``: the proxy starts once, not per run)."""
+    with Bench(tmp_path_factory.mktemp("bench")) as shared:
+        yield shared

@@ -4,6 +4,10 @@ The tests run the harnesses the way their users get them, at pinned versions (th
 stream formats, error texts and plugin seams are version-specific):
 
 * Claude Code: the native binary from npm ``@anthropic-ai/claude-code-linux-x64``;
+* Codex: the native binary ``vendor/x86_64-unknown-linux-musl/bin/codex`` out of the npm
+  tarball ``@openai/codex@<version>-linux-x64`` (``npm pack``: the platform build is a
+  version of ``@openai/codex`` itself, and ``npm install`` of the plain package would
+  fetch all platforms);
 * OpenCode: npm ``opencode-ai`` with its ``opencode-linux-x64`` binary, plus
   ``@opencode-ai/plugin`` (the published plugin types) and ``typescript`` for ``tsc``;
 * Hermes Agent: PyPI ``hermes-agent`` in its own virtual environment (it pins its own
@@ -13,10 +17,11 @@ stream formats, error texts and plugin seams are version-specific):
 Everything is installed into a cache directory outside the repository
 (``$STREAMREPAIR_E2E_CACHE``, default ``$XDG_CACHE_HOME/streamrepair-e2e`` or
 ``~/.cache/streamrepair-e2e``), one sub-directory per tool and version. The tests look
-there (or at ``$CLAUDE_BINARY``, ``$OPENCODE_BINARY``, ``$HERMES_PYTHON``; ``none``
-turns a tool off) and skip with the reason when a tool is missing.
+there (or at ``$CLAUDE_BINARY``, ``$CODEX_BINARY``, ``$OPENCODE_BINARY``,
+``$HERMES_PYTHON``; ``none`` turns a tool off) and skip with the reason when a tool is
+missing.
 
-``python tests/e2e/e2e_tools.py install [claude-code] [opencode] [hermes]`` installs
+``python tests/e2e/e2e_tools.py install [claude-code] [codex] [opencode] [hermes]`` installs
 (``.ci/run`` calls it; each tool that cannot be installed is reported and skipped);
 ``python tests/e2e/e2e_tools.py status [TOOL...]`` says what the tests will find (exit
 status 1 when one of them is missing).
@@ -31,6 +36,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Sequence
@@ -39,6 +45,7 @@ from typing import Final
 
 #: Pinned versions, each the one its measurements in docs/integrations were made with.
 CLAUDE_CODE_VERSION: Final = "2.1.332"
+CODEX_VERSION: Final = "0.171.0"
 OPENCODE_VERSION: Final = "1.18.33"
 HERMES_AGENT_VERSION: Final = "0.19.0"
 #: TypeScript and @types/node for ``tsc --noEmit`` over the OpenCode plugin.
@@ -47,6 +54,7 @@ TYPES_NODE_VERSION: Final = "20.19.43"
 
 CACHE_ENV: Final = "STREAMREPAIR_E2E_CACHE"
 CLAUDE_ENV: Final = "CLAUDE_BINARY"
+CODEX_ENV: Final = "CODEX_BINARY"
 OPENCODE_ENV: Final = "OPENCODE_BINARY"
 HERMES_ENV: Final = "HERMES_PYTHON"
 _NPM_TIMEOUT: Final = 600.0
@@ -67,8 +75,8 @@ def _disabled(env: str) -> bool:
     return os.environ.get(env, "").strip().lower() == "none"
 
 
-def _run_version(argv: Sequence[str]) -> str:
-    """The first word ``argv`` prints (``""`` when it does not run)."""
+def _run_version(argv: Sequence[str], word: int = 0) -> str:
+    """Word ``word`` of what ``argv`` prints (``""`` when it does not run)."""
     try:
         with tempfile.TemporaryDirectory(prefix="e2e-version-") as home:
             done = subprocess.run(
@@ -82,7 +90,7 @@ def _run_version(argv: Sequence[str]) -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     words = done.stdout.split()
-    return words[0] if done.returncode == 0 and words else ""
+    return words[word] if done.returncode == 0 and len(words) > word else ""
 
 
 # --------------------------------------------------------------------------- Claude Code
@@ -126,6 +134,52 @@ def claude_skip_reason() -> str | None:
 def find_claude() -> Path | None:
     """The pinned Claude Code binary, or ``None`` (see :func:`claude_skip_reason`)."""
     return None if claude_skip_reason() else _claude_candidate()
+
+
+# --------------------------------------------------------------------------- Codex
+
+CODEX_PACKAGE: Final = "@openai/codex"
+#: Where the native binary sits inside the ``-linux-x64`` tarball.
+CODEX_MEMBER: Final = "package/vendor/x86_64-unknown-linux-musl/bin/codex"
+
+
+def codex_dir() -> Path:
+    return cache_dir() / f"codex-{CODEX_VERSION}"
+
+
+def _codex_candidate() -> Path | None:
+    explicit = os.environ.get(CODEX_ENV, "").strip()
+    if explicit:
+        return Path(explicit)
+    return codex_dir() / "codex"
+
+
+@functools.cache
+def codex_skip_reason() -> str | None:
+    """Why the Codex tests cannot run here (``None`` when they can)."""
+    if _disabled(CODEX_ENV):
+        return f"${CODEX_ENV}=none"
+    if not (sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")):
+        return f"the pinned Codex package is linux-x64 only here, not {sys.platform}"
+    path = _codex_candidate()
+    if path is None or not path.is_file():
+        return (
+            f"Codex {CODEX_VERSION} is not installed at {path}: run "
+            f"`python tests/e2e/e2e_tools.py install codex` (npm) or set ${CODEX_ENV}"
+        )
+    # `codex --version` prints "codex-cli 0.171.0"
+    version = _run_version([str(path), "--version"], word=1)
+    if version != CODEX_VERSION:
+        return (
+            f"{path} is Codex {version or '(does not run)'}; these tests are pinned "
+            f"to {CODEX_VERSION}"
+        )
+    return None
+
+
+def find_codex() -> Path | None:
+    """The pinned Codex binary, or ``None`` (see :func:`codex_skip_reason`)."""
+    return None if codex_skip_reason() else _codex_candidate()
 
 
 # --------------------------------------------------------------------------- OpenCode
@@ -258,6 +312,36 @@ def install_claude_code() -> None:
     _npm_install(claude_dir(), [f"{CLAUDE_PACKAGE}@{CLAUDE_CODE_VERSION}"])
 
 
+def install_codex() -> None:
+    """``npm pack`` the linux-x64 build and keep only its native binary (the tarball
+    is 170 MB, mostly a voice runtime the CLI does not need)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError("npm is not on PATH")
+    target = codex_dir()
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="codex-pack-", dir=target) as scratch:
+        subprocess.run(
+            [npm, "pack", "--silent", f"{CODEX_PACKAGE}@{CODEX_VERSION}-linux-x64"],
+            cwd=scratch,
+            check=True,
+            timeout=_NPM_TIMEOUT,
+            stdout=subprocess.DEVNULL,
+        )
+        tarballs = list(Path(scratch).glob("*.tgz"))
+        if len(tarballs) != 1:
+            raise RuntimeError(f"npm pack left {len(tarballs)} tarballs, expected one")
+        with tarfile.open(tarballs[0]) as archive:
+            member = archive.extractfile(CODEX_MEMBER)
+            if member is None:
+                raise RuntimeError(f"{tarballs[0].name} has no {CODEX_MEMBER}")
+            partial = target / "codex.partial"
+            with member, partial.open("wb") as out:
+                shutil.copyfileobj(member, out)
+        partial.chmod(0o755)
+        partial.replace(target / "codex")
+
+
 def install_opencode() -> None:
     _npm_install(
         opencode_dir(),
@@ -303,6 +387,7 @@ def install_hermes() -> None:
 
 _INSTALLERS: Final = {
     "claude-code": (install_claude_code, claude_skip_reason),
+    "codex": (install_codex, codex_skip_reason),
     "opencode": (install_opencode, opencode_skip_reason),
     "hermes": (install_hermes, hermes_skip_reason),
 }
@@ -326,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             started = time.monotonic()
             try:
                 install()
-            except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+            except (OSError, RuntimeError, subprocess.SubprocessError, tarfile.TarError) as exc:
                 print(f"e2e: {name}: not installed ({exc}); its tests will be skipped")
                 continue
             finally:

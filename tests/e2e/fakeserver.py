@@ -45,8 +45,9 @@ class LoopbackServer:
             return
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
+        # a short poll interval: stop() waits for it (0.5 s by default, per server)
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name=self.name, daemon=True
+            target=self._httpd.serve_forever, args=(0.05,), name=self.name, daemon=True
         )
         self._thread.start()
 
