@@ -31,8 +31,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from streamrepair import ReasoningPolicy, ToolCallStream, load_recording
-from streamrepair.proxy import ProxyConfig, Relay, create_app
+from streamrepair import (
+    ReasoningPolicy,
+    StreamEvent,
+    ToolCallReady,
+    ToolCallRejected,
+    ToolCallStream,
+    load_recording,
+    tool_message,
+)
+from streamrepair.proxy import REFUSED_TOOL, ProxyConfig, Relay, create_app, refused_verdicts
 from streamrepair.proxy._table import APIS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,6 +109,34 @@ def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
 #: Each API's relay by its name (``chat``, ``anthropic``, ``responses``): the proxy's table.
 RELAYS: dict[str, type[Relay]] = {api.protocol.value: api.relay for api in APIS.values()}
 _NAMES = {api.relay.provider.value: api.protocol.value for api in APIS.values()}
+
+
+def sent_calls(events: Iterable[StreamEvent]) -> list[tuple[str, Any]]:
+    """``(name, arguments)`` of each call a client of the proxy gets for a stream whose
+    events the library gives as ``events``, in order (written from the documented
+    behaviour, not from the proxy's code): each ready call as it is; each call the proxy
+    refuses (``refused_verdicts``) as a call to ``REFUSED_TOOL`` whose arguments say which
+    tool, why, and the words :func:`~streamrepair.tool_message` answers it with; nothing
+    for a call of a stream that did not end cleanly."""
+    verdicts = [e for e in events if isinstance(e, ToolCallReady | ToolCallRejected)]
+    refused = refused_verdicts(verdicts)
+    out: list[tuple[str, Any]] = []
+    for verdict in verdicts:
+        if isinstance(verdict, ToolCallReady):
+            out.append((verdict.name, verdict.arguments))
+        elif verdict in refused:
+            message = tool_message(verdict)["content"]
+            out.append(
+                (
+                    REFUSED_TOOL,
+                    {
+                        "refused_call": verdict.name,
+                        "reason": verdict.reason.value,
+                        "message": message,
+                    },
+                )
+            )
+    return out
 
 
 def relay_run(relay: Relay, pieces: Iterable[bytes]) -> tuple[bytes, bytes]:
@@ -349,6 +385,119 @@ def chat_stream(
     last["usage"] = {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}
     chunks.append(last)
     return sse_events(*chunks, done=True)
+
+
+def call_stream(
+    protocol: str,
+    calls: tuple[tuple[str, str, str], ...],
+    *,
+    cut: bool = False,
+    stop: str | None = None,
+    end: bool = True,
+) -> bytes:
+    """One response carrying ``calls`` (id, name, argument text) in ``protocol``. ``cut``:
+    the last call was cut off (its block or item never closed) and the response ended at
+    the output limit, unless ``stop`` says otherwise (``"tool"``: the upstream claims a
+    normal end with calls, as providers do over a truncated call; ``"length"``: the
+    output limit). ``end=False``: the stream stops before its end (no stop reason, no
+    end marker), as a connection that closed early."""
+    said = stop or ("length" if cut else "tool")
+    if protocol == "chat":
+        finish = {"tool": "tool_calls", "length": "length"}[said]
+        data = chat_stream(calls=calls, finish=finish, piece=4)
+        return data if end else data[: data.rindex(b"data: {", 0, data.rindex(b"finish_reason"))]
+    if protocol == "anthropic":
+        return _anthropic(calls, cut, said, end)
+    return _responses(calls, cut, said, end)
+
+
+def _anthropic(calls: tuple[tuple[str, str, str], ...], cut: bool, said: str, end: bool) -> bytes:
+    message = {
+        "id": "msg_u",
+        "type": "message",
+        "role": "assistant",
+        "model": "fake-model",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 5, "output_tokens": 1},
+    }
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
+    for index, (call_id, name, text) in enumerate(calls):
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        events.append({"type": "content_block_start", "index": index, "content_block": block})
+        for i in range(0, len(text), 4):
+            delta = {"type": "input_json_delta", "partial_json": text[i : i + 4]}
+            events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        if not (cut and index == len(calls) - 1):
+            events.append({"type": "content_block_stop", "index": index})
+    if not end:
+        return sse_events(*events, named=True)
+    stop = "max_tokens" if said == "length" else "tool_use"
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 9},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return sse_events(*events, named=True)
+
+
+def _responses(calls: tuple[tuple[str, str, str], ...], cut: bool, said: str, end: bool) -> bytes:
+    response: dict[str, Any] = {
+        "id": "resp_u",
+        "object": "response",
+        "created_at": 1,
+        "status": "in_progress",
+        "model": "fake-model",
+        "output": [],
+        "incomplete_details": None,
+    }
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": response}]
+    output = []
+    for index, (call_id, name, text) in enumerate(calls):
+        item: dict[str, Any] = {
+            "id": f"fc_{index}",
+            "type": "function_call",
+            "status": "in_progress",
+            "call_id": call_id,
+            "name": name,
+            "arguments": "",
+        }
+        events.append({"type": "response.output_item.added", "output_index": index, "item": item})
+        where = {"item_id": item["id"], "output_index": index}
+        for i in range(0, len(text), 4):
+            events.append(
+                {
+                    "type": "response.function_call_arguments.delta",
+                    **where,
+                    "delta": text[i : i + 4],
+                }
+            )
+        if cut and index == len(calls) - 1:
+            break
+        events.append({"type": "response.function_call_arguments.done", **where, "arguments": text})
+        done = {**item, "status": "completed", "arguments": text}
+        events.append({"type": "response.output_item.done", "output_index": index, "item": done})
+        output.append(done)
+    if not end:
+        pass
+    elif said == "length":
+        last = {
+            **response,
+            "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"},
+            "output": output,
+        }
+        events.append({"type": "response.incomplete", "response": last})
+    else:
+        last = {**response, "status": "completed", "output": output}
+        events.append({"type": "response.completed", "response": last})
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return sse_events(*events, named=True)
 
 
 # The SDK clients a test made, closed after it (an unclosed client leaves sockets for the

@@ -112,6 +112,19 @@ def test_schemas_reach_the_proxy_config(
     assert path.read_bytes() == before
 
 
+def test_refusal_options_reach_the_proxy_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamrepair.proxy import Refusals
+
+    seen = _capture_config(monkeypatch)
+    args = ["serve", "--upstream", "http://127.0.0.1:1", "--telemetry", "off", "--no-access-log"]
+    assert main(args) == 0
+    assert (seen[-1].refusals, seen[-1].refuse_ambiguous_escapes) == (Refusals.CALL, True)
+    assert main([*args, "--refusals", "notice", "--allow-ambiguous-escapes"]) == 0
+    assert (seen[-1].refusals, seen[-1].refuse_ambiguous_escapes) == (Refusals.NOTICE, False)
+    with pytest.raises(SystemExit):
+        main([*args, "--refusals", "text"])
+
+
 def test_a_schemas_file_that_cannot_be_read_stops_the_proxy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -46,8 +46,9 @@ from streamrepair import ToolCallReady, ToolCallStream
 from streamrepair.proxy import (
     STREAM_ARGUMENTS_HEADER,
     ProgressiveArguments,
+    Refusals,
     Relay,
-    notice_verdicts,
+    refused_verdicts,
     streamable_fields,
     usable_tools,
 )
@@ -295,11 +296,17 @@ def stream_of(protocol: str, case: Case) -> bytes:
 
 
 def run(
-    protocol: str, data: bytes, tools: Any, pieces: list[bytes] | None = None, *, on: bool = True
+    protocol: str,
+    data: bytes,
+    tools: Any,
+    pieces: list[bytes] | None = None,
+    *,
+    on: bool = True,
+    refusals: Refusals = Refusals.CALL,
 ) -> tuple[bytes, bytes, Relay]:
     """(what went out while streaming, at the end, the relay), arguments streamed (``on``)
     or held."""
-    relay = RELAYS[protocol](tools=usable_tools(tools), stream_arguments=on)
+    relay = RELAYS[protocol](tools=usable_tools(tools), stream_arguments=on, refusals=refusals)
     return (*relay_run(relay, [data] if pieces is None else pieces), relay)
 
 
@@ -349,10 +356,21 @@ def test_progressive_and_held_give_the_same_calls(protocol: str, case: Case) -> 
     tools = protocol_tools(protocol, CHAT_TOOLS)
     data = stream_of(protocol, case)
     live, final, relay = run(protocol, data, tools)
-    held_live, held_final, _ = run(protocol, data, tools, on=False)
-    assert read_calls(protocol, live + final, tools) == read_calls(
-        protocol, held_live + held_final, tools
-    )
+    held_live, held_final, held = run(protocol, data, tools, on=False)
+    got = read_calls(protocol, live + final, tools)
+    want = read_calls(protocol, held_live + held_final, tools)
+    assert got[0] == want[0]  # the ready calls (a refusal, to an unlisted name, is none)
+    if relay.streamed is not None and relay.streamed in {v.call_id for v in relay.refused()}:
+        # The streamed call, left open, was refused: notices, and the upstream's stop
+        # reason (refusal calls would end the turn with calls, and an SDK keeps the open
+        # block in its final message); held, the refusals go out as calls.
+        noticed = run(protocol, data, tools, on=False, refusals=Refusals.NOTICE)
+        assert got == read_calls(protocol, noticed[0] + noticed[1], tools)
+        assert got[1] == len(relay.refused())
+        assert want[1] == 0
+        assert len(held.refusal_calls()) == len(held.refused())
+    else:
+        assert got == want
     assert (relay.streamed is not None) is case.streams
     if not case.streams:  # nothing could stream: exactly the held bytes
         assert live + final == held_live + held_final
@@ -394,7 +412,7 @@ def test_never_a_byte_taken_back_and_never_runnable_early(protocol: str, case: C
             )
             terminal = events[-1]["response"]["output"]
             assert all(i.get("id") != key for i in terminal)
-        assert verdict in notice_verdicts(relay.verdicts)
+        assert verdict in refused_verdicts(relay.verdicts)
         assert b"[streamrepair: write_file was not executed" in final
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +15,30 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamrepair.proxy
-from _proxy_support import FIXTURES, RELAYS, chat_stream, protocol_of, relay_run, split
+from _proxy_support import (
+    FIXTURES,
+    RELAYS,
+    chat_stream,
+    protocol_of,
+    relay_run,
+    sent_calls,
+    split,
+)
 from streamrepair import TextDelta, ToolCallReady, ToolCallStream
 from streamrepair.proxy import (
     MAX_HELD_EVENTS,
+    REFUSED_TOOL,
     AnthropicRelay,
     ApiProtocol,
     CallMemo,
     ChatRelay,
     HeldArguments,
+    Refusals,
     Relay,
     argument_text,
     fix_request,
-    notice_verdicts,
     referenced_calls,
+    refused_verdicts,
     usable_tools,
 )
 from streamrepair.proxy._table import APIS, api_for
@@ -77,15 +88,21 @@ def test_no_call_goes_out_before_it_is_judged(path: Path) -> None:
             continue  # choice 1 is passed through as sent (only choice 0 is followed)
         assert marker not in live
     assert b"function_call_arguments" not in live
-    # Reading what went out gives exactly the ready calls, none rejected.
+    # Reading what went out gives exactly the ready calls and, in place of each refused
+    # one, the call to REFUSED_TOOL that stands for it (never a notice in the text).
     core = ToolCallStream(tools=_tools(path), reject_unknown_tools=False)  # as the relays
     events = core.feed(live + final) + core.finish()
     got = [(e.name, e.arguments) for e in events if isinstance(e, ToolCallReady)]
-    want = [(v.name, v.arguments) for v in relay.verdicts if isinstance(v, ToolCallReady)]
-    assert got == want
-    rejected = len(notice_verdicts(relay.verdicts))  # an mcp_approval_request passes as is
+    assert got == sent_calls(relay.verdicts)
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
-    assert text.count("[streamrepair: ") == rejected
+    assert "[streamrepair: " not in text
+    # The memos say how to bring each refused call back in the next request.
+    memos = {m.call_id: m for m in relay.memos()}
+    for verdict in refused_verdicts(relay.verdicts):
+        memo = memos[verdict.call_id]
+        assert memo.tool == verdict.name
+        assert memo.refusal is not None
+        assert memo.refusal.startswith(f"[streamrepair: {verdict.name} was not executed")
 
 
 def test_valid_json_goes_out_as_the_model_wrote_it() -> None:
@@ -98,14 +115,39 @@ def test_valid_json_goes_out_as_the_model_wrote_it() -> None:
     assert HeldArguments().finish(call) == text
 
 
-def test_the_stop_reason_follows_what_was_sent() -> None:
-    cut = chat_stream(calls=(("c1", "write_file", '{"path": "a", "content": "abc'),), model="m")
-    relay = ChatRelay()
-    live = b"".join(relay.feed(cut)) + b"".join(relay.finish())
-    final = b"".join(relay.final())
-    assert b'"finish_reason": "tool_calls"' not in live + final  # no call was sent
-    assert b'"finish_reason":"length"' in final  # truncation said plainly
-    assert b"write_file was not executed" in final
+@pytest.mark.parametrize(
+    ("finish", "refusals", "expected"),
+    [
+        # the proxy sent a call (the refusal): the turn changed, it ends as one with calls
+        ("tool_calls", Refusals.CALL, "tool_calls"),
+        ("length", Refusals.CALL, "tool_calls"),
+        ("stop", Refusals.CALL, "tool_calls"),
+        # notices: no call went out; the upstream's reason stays, never an invented limit
+        ("tool_calls", Refusals.NOTICE, "stop"),
+        ("length", Refusals.NOTICE, "length"),
+        ("stop", Refusals.NOTICE, "stop"),
+    ],
+)
+def test_the_stop_reason_is_the_upstreams_unless_the_turn_changed(
+    finish: str, refusals: Refusals, expected: str
+) -> None:
+    # Issue 21: a cut call under `tool_calls` used to reach the client as `length`, a
+    # reason the upstream never gave (openai-python's stream() raises on it; Codex fails
+    # the turn on the Responses equivalent).
+    cut = chat_stream(
+        calls=(("c1", "write_file", '{"path": "a", "content": "abc'),), finish=finish, model="m"
+    )
+    relay = ChatRelay(refusals=refusals)
+    live, final = relay_run(relay, [cut])
+    reasons = re.findall(rb'"finish_reason":\s*"(\w+)"', live + final)
+    assert reasons == [expected.encode()]
+    assert b"write_file" not in live  # nothing of the call went out before its verdict
+    if refusals is Refusals.CALL:
+        assert f'"name":"{REFUSED_TOOL}"'.encode() in final
+        assert b"write_file was not executed" in final  # the guidance, in its arguments
+    else:
+        assert b"write_file was not executed" in final  # the guidance, as text
+        assert REFUSED_TOOL.encode() not in final
 
 
 # -- request-side fixes -------------------------------------------------------------------

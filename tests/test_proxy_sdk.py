@@ -4,8 +4,9 @@ For each fixture in ``fixtures/sse`` and each Chat Completions, Anthropic or Res
 recording in ``../shared/corpus`` (skipped when absent): the fake upstream replays it,
 the proxy relays it, and the ``openai`` / ``anthropic`` SDK reads it. What the SDK
 receives must parse cleanly and carry exactly the calls the library judges ready, with
-their repaired arguments, in order; every withheld call leaves a notice instead; the
-text is what the upstream streamed.
+their repaired arguments, in order, and each call the proxy refuses as a call to
+``REFUSED_TOOL`` in its place (``sent_calls``); the text is what the upstream streamed,
+with no notice in it.
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from _proxy_support import (
     as_sse,
     openai_client,
     protocol_of,
+    sent_calls,
     stack,
 )
-from streamrepair import RejectReason, TextDelta, ToolCallReady, ToolCallRejected, ToolCallStream
+from streamrepair import TextDelta, ToolCallStream
+from streamrepair.proxy import REFUSED_TOOL
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,7 @@ class Case:
     name: str  # path under fixtures/sse or the corpus
     protocol: str
     tools: list[dict[str, Any]] | None
-    ready: list[tuple[str, Any]]
-    rejected: int
+    calls: list[tuple[str, Any]]
     text: str
 
 
@@ -60,13 +62,7 @@ def _case(name: str, path: Path) -> Case | None:
         name=name,
         protocol=protocol,
         tools=tools,
-        ready=[(e.name, e.arguments) for e in events if isinstance(e, ToolCallReady)],
-        # every withheld call leaves a notice; an mcp_approval_request passes as it is
-        rejected=sum(
-            1
-            for e in events
-            if isinstance(e, ToolCallRejected) and e.reason is not RejectReason.UNSUPPORTED
-        ),
+        calls=sent_calls(events),
         text="".join(e.text for e in events if isinstance(e, TextDelta)),
     )
 
@@ -245,13 +241,13 @@ async def run_async(url: str, case: Case) -> Received:
 
 
 def check(case: Case, got: Received) -> None:
-    assert got.calls == case.ready, case.name
+    assert got.calls == case.calls, case.name
     if got.error is None:
-        assert got.text.startswith(case.text), case.name
-        assert got.text.count("[streamrepair: ") == case.rejected, case.name
-    else:  # the upstream reported an error: nothing was ready
-        assert case.ready == []
+        assert got.text == case.text, case.name
+    else:  # the upstream reported an error: nothing was ready, nothing refused
+        assert case.calls == []
         assert got.calls == []
+    assert "[streamrepair: " not in got.text  # refusals go out as calls, not as text
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -267,7 +263,8 @@ def test_async_sdk_receives_the_judged_calls(proxy: str, case: Case) -> None:
 def test_the_cases_cover_every_protocol_and_outcome() -> None:
     protocols = {c.protocol for c in CASES}
     assert protocols == {"chat", "anthropic", "responses"}
-    assert any(c.rejected for c in CASES if c.protocol == "chat")
-    assert any(c.rejected for c in CASES if c.protocol == "anthropic")
-    assert any(c.rejected for c in CASES if c.protocol == "responses")
-    assert sum(len(c.ready) for c in CASES) > 40
+    for protocol in protocols:  # each reads a refused call among its cases
+        assert any(
+            name == REFUSED_TOOL for c in CASES if c.protocol == protocol for name, _ in c.calls
+        ), protocol
+    assert sum(len(c.calls) for c in CASES) > 40

@@ -22,12 +22,11 @@ from _proxy_support import (
     FakeUpstream,
     Reply,
     anthropic_client,
-    chat_stream,
+    call_stream,
     openai_client,
     protocol_tools,
     relay_run,
     split,
-    sse_events,
     stack,
 )
 from streamrepair import (
@@ -38,6 +37,7 @@ from streamrepair import (
     ToolCallStream,
 )
 from streamrepair.proxy import (
+    REFUSED_TOOL,
     Relay,
     usable_tools,
     with_schemas,
@@ -67,103 +67,6 @@ MCP_SCHEMA = {
 # A trailing comma (syntax), a null in an optional field (a schema rule's business).
 BROKEN = '{"text": "hi", "repeat": null,}'
 CUT = '{"text": "a long answer that never'
-
-
-def call_stream(
-    protocol: str, calls: tuple[tuple[str, str, str], ...], *, cut: bool = False
-) -> bytes:
-    """One response carrying ``calls`` (id, name, argument text) in ``protocol``; ``cut``:
-    it ended at the output limit."""
-    if protocol == "chat":
-        return chat_stream(calls=calls, finish="length" if cut else None, piece=4)
-    if protocol == "anthropic":
-        return _anthropic(calls, cut)
-    return _responses(calls, cut)
-
-
-def _anthropic(calls: tuple[tuple[str, str, str], ...], cut: bool) -> bytes:
-    message = {
-        "id": "msg_u",
-        "type": "message",
-        "role": "assistant",
-        "model": "fake-model",
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 5, "output_tokens": 1},
-    }
-    events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
-    for index, (call_id, name, text) in enumerate(calls):
-        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
-        events.append({"type": "content_block_start", "index": index, "content_block": block})
-        for i in range(0, len(text), 4):
-            delta = {"type": "input_json_delta", "partial_json": text[i : i + 4]}
-            events.append({"type": "content_block_delta", "index": index, "delta": delta})
-        if not (cut and index == len(calls) - 1):
-            events.append({"type": "content_block_stop", "index": index})
-    stop = "max_tokens" if cut else "tool_use"
-    events.append(
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": stop, "stop_sequence": None},
-            "usage": {"output_tokens": 9},
-        }
-    )
-    events.append({"type": "message_stop"})
-    return sse_events(*events, named=True)
-
-
-def _responses(calls: tuple[tuple[str, str, str], ...], cut: bool) -> bytes:
-    response: dict[str, Any] = {
-        "id": "resp_u",
-        "object": "response",
-        "created_at": 1,
-        "status": "in_progress",
-        "model": "fake-model",
-        "output": [],
-        "incomplete_details": None,
-    }
-    events: list[dict[str, Any]] = [{"type": "response.created", "response": response}]
-    output = []
-    for index, (call_id, name, text) in enumerate(calls):
-        item: dict[str, Any] = {
-            "id": f"fc_{index}",
-            "type": "function_call",
-            "status": "in_progress",
-            "call_id": call_id,
-            "name": name,
-            "arguments": "",
-        }
-        events.append({"type": "response.output_item.added", "output_index": index, "item": item})
-        where = {"item_id": item["id"], "output_index": index}
-        for i in range(0, len(text), 4):
-            events.append(
-                {
-                    "type": "response.function_call_arguments.delta",
-                    **where,
-                    "delta": text[i : i + 4],
-                }
-            )
-        if cut and index == len(calls) - 1:
-            break
-        events.append({"type": "response.function_call_arguments.done", **where, "arguments": text})
-        done = {**item, "status": "completed", "arguments": text}
-        events.append({"type": "response.output_item.done", "output_index": index, "item": done})
-        output.append(done)
-    if cut:
-        end = {
-            **response,
-            "status": "incomplete",
-            "incomplete_details": {"reason": "max_output_tokens"},
-            "output": output,
-        }
-        events.append({"type": "response.incomplete", "response": end})
-    else:
-        end = {**response, "status": "completed", "output": output}
-        events.append({"type": "response.completed", "response": end})
-    for number, event in enumerate(events):
-        event["sequence_number"] = number
-    return sse_events(*events, named=True)
 
 
 def run(protocol: str, pieces: list[bytes], tools: Any) -> tuple[bytes, Relay]:
@@ -238,9 +141,11 @@ def test_a_cut_off_call_to_an_unlisted_tool_is_still_withheld(protocol: str) -> 
     (verdict,) = relay.verdicts
     assert isinstance(verdict, ToolCallRejected)
     assert verdict.reason is RejectReason.CUT_OFF
-    assert not [c for c in received(protocol, sent) if isinstance(c, ToolCallReady)]
+    # only the refusal goes out, which no harness can run
+    names = [c.name for c in received(protocol, sent) if isinstance(c, ToolCallReady)]
+    assert names == [REFUSED_TOOL]
     assert f"[streamrepair: {MCP_NAME} was not executed".encode() in sent
-    assert relay.memos() == []
+    assert [(m.call_id, m.tool, m.stand_in) for m in relay.memos()] == [("call_1", MCP_NAME, "{}")]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -251,7 +156,8 @@ def test_an_unrepairable_call_to_an_unlisted_tool_is_still_withheld(protocol: st
     (verdict,) = relay.verdicts
     assert isinstance(verdict, ToolCallRejected)
     assert verdict.reason is RejectReason.UNREPAIRABLE
-    assert not [c for c in received(protocol, sent) if isinstance(c, ToolCallReady)]
+    names = [c.name for c in received(protocol, sent) if isinstance(c, ToolCallReady)]
+    assert names == [REFUSED_TOOL]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

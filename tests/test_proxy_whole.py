@@ -36,7 +36,9 @@ from _proxy_support import (
 from streamrepair import RejectReason, ToolCallReady, ToolCallRejected
 from streamrepair.proxy import (
     NOTICE_PREFIX,
+    REFUSED_TOOL,
     ChatRelay,
+    Refusals,
     Relay,
     judge_body,
 )
@@ -206,8 +208,10 @@ def stop_of(protocol: str, body: dict[str, Any]) -> Any:
     return (body["status"], body["incomplete_details"])
 
 
-def judge(protocol: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None, Relay]:
-    relay = RELAYS[protocol](tools=TOOLS[protocol])
+def judge(
+    protocol: str, body: dict[str, Any], refusals: Refusals = Refusals.CALL
+) -> tuple[dict[str, Any] | None, Relay]:
+    relay = RELAYS[protocol](tools=TOOLS[protocol], refusals=refusals)
     data = json.dumps(body).encode()
     out = judge_body(relay, data)
     return (json.loads(out) if out is not None else None), relay
@@ -263,28 +267,50 @@ def test_a_repairable_call_is_repaired_and_the_rest_kept(protocol: str) -> None:
 
 
 CUT_CASES = [
-    # (protocol, stop as the upstream said, what the client gets)
+    # (protocol, stop as the upstream said, what the client gets with notices: the
+    # upstream's own reason, but `stop` where it said calls and none is left; never an
+    # output limit the upstream did not report)
     ("chat", "length", "length"),
-    ("chat", "tool_calls", "length"),  # truncation reported as a normal stop
-    ("chat", "stop", "length"),
+    ("chat", "tool_calls", "stop"),  # truncation reported as a normal stop
+    ("chat", "stop", "stop"),
     ("anthropic", "length", "max_tokens"),
-    ("anthropic", "tool_calls", "max_tokens"),
+    ("anthropic", "tool_calls", "end_turn"),
     ("responses", "length", ("incomplete", {"reason": "max_output_tokens"})),
-    ("responses", "tool_calls", ("incomplete", {"reason": "max_output_tokens"})),
+    ("responses", "tool_calls", ("completed", None)),
 ]
+#: What a turn whose cut call went out as a refusal ends with: one with calls.
+TOOL_STOPS = {"chat": "tool_calls", "anthropic": "tool_use", "responses": ("completed", None)}
 
 
 @pytest.mark.parametrize(("protocol", "stop", "expected"), CUT_CASES)
-def test_a_cut_off_call_is_withheld_with_the_notice(
-    protocol: str, stop: str, expected: Any
-) -> None:
+def test_a_cut_off_call_goes_out_refused(protocol: str, stop: str, expected: Any) -> None:
     body = body_of(protocol, [("call_1", "write", CUT)], stop)
     out, relay = judge(protocol, body)
     assert out is not None
-    assert calls_of(protocol, out) == []
     [verdict] = relay.verdicts
     assert isinstance(verdict, ToolCallRejected)
     assert verdict.reason is RejectReason.CUT_OFF
+    [(call_id, name, arguments)] = calls_of(protocol, out)
+    assert (call_id, name) == ("call_1", REFUSED_TOOL)  # nothing can run it
+    assert arguments["refused_call"] == "write"
+    assert arguments["reason"] == "cut_off"
+    assert arguments["message"].startswith(f"{NOTICE_PREFIX}write was not executed")
+    assert "retu" not in json.dumps(out)  # never the truncated arguments
+    assert NOTICE_PREFIX not in text_of(protocol, out)
+    assert stop_of(protocol, out) == TOOL_STOPS[protocol]  # the proxy changed the turn
+    [memo] = relay.memos()
+    assert (memo.call_id, memo.tool, memo.stand_in) == ("call_1", "write", "{}")
+    assert memo.refusal == arguments["message"]
+
+
+@pytest.mark.parametrize(("protocol", "stop", "expected"), CUT_CASES)
+def test_a_cut_off_call_is_withheld_with_a_notice_when_asked(
+    protocol: str, stop: str, expected: Any
+) -> None:
+    body = body_of(protocol, [("call_1", "write", CUT)], stop)
+    out, relay = judge(protocol, body, Refusals.NOTICE)
+    assert out is not None
+    assert calls_of(protocol, out) == []
     text = text_of(protocol, out)
     assert text.count(NOTICE_PREFIX) == 1
     assert "write was not executed" in text
@@ -302,20 +328,24 @@ def test_an_anthropic_call_at_the_output_limit_is_cut_off_though_its_input_parse
     )
     out, relay = judge("anthropic", body)
     assert out is not None
-    assert calls_of("anthropic", out) == [("toolu_1", "read", {"path": "a.md"})]
+    assert calls_of("anthropic", out)[0] == ("toolu_1", "read", {"path": "a.md"})
+    assert calls_of("anthropic", out)[1][:2] == ("toolu_2", REFUSED_TOOL)
     assert [type(v) for v in relay.verdicts] == [ToolCallReady, ToolCallRejected]
     assert out["stop_reason"] == "tool_use"  # a call was sent: the harness runs it
-    assert out["content"][-1]["text"].startswith(NOTICE_PREFIX)
 
 
 def test_a_responses_call_item_marked_incomplete_is_cut_off() -> None:
     body = responses_body([("call_1", "read", '{"path": "a.md"}')], "incomplete")
     body["output"][1]["status"] = "incomplete"
-    out, _ = judge("responses", body)
+    out, _ = judge("responses", body, Refusals.NOTICE)
     assert out is not None
     assert calls_of("responses", out) == []
     assert out["output"][-1]["id"] == "msg_streamrepair_1"
-    assert out["status"] == "incomplete"
+    assert out["status"] == "incomplete"  # as the upstream said: no call went out
+    out, _ = judge("responses", body)
+    assert out is not None
+    assert [c[1] for c in calls_of("responses", out)] == [REFUSED_TOOL]
+    assert (out["status"], out["incomplete_details"]) == ("completed", None)
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -335,8 +365,8 @@ def test_unrepairable_calls_are_withheld_and_unlisted_tools_sent(protocol: str) 
     # (Anthropic: the input as the string an Anthropic-compatible server passed on.)
     out, _ = judge(protocol, body_of(protocol, calls, "tool_calls"))
     assert out is not None
-    assert [c[0] for c in calls_of(protocol, out)] == ["c1"]
-    assert text_of(protocol, out).count(NOTICE_PREFIX) == 1
+    assert [c[:2] for c in calls_of(protocol, out)] == [("c1", "read"), ("c2", REFUSED_TOOL)]
+    assert NOTICE_PREFIX not in text_of(protocol, out)
     # A tool the request does not list (Claude Code's deferred MCP tools): sent, with
     # the syntax repairs and no schema rules; the harness decides what to do with it.
     unlisted = [("c1", "read", '{"path": "a.md"}'), ("c3", "mcp__x__y", '{"a": null,}')]
@@ -351,8 +381,8 @@ def test_unrepairable_calls_are_withheld_and_unlisted_tools_sent(protocol: str) 
     broken = [("c3", "mcp__x__y", '{"a": 1]')]
     out, _ = judge(protocol, body_of(protocol, broken, "tool_calls"))
     assert out is not None
-    assert calls_of(protocol, out) == []
-    assert "mcp__x__y" in text_of(protocol, out)
+    [(_, name, arguments)] = calls_of(protocol, out)
+    assert (name, arguments["refused_call"]) == (REFUSED_TOOL, "mcp__x__y")
 
 
 def test_concatenated_values_become_calls_of_their_own() -> None:
@@ -380,9 +410,13 @@ def test_the_legacy_function_call_is_judged_in_its_own_shape() -> None:
     message["function_call"] = {"name": "read", "arguments": '{"path": "a'}
     out, _ = judge("chat", body)
     assert out is not None
+    assert out["choices"][0]["message"]["function_call"]["name"] == REFUSED_TOOL
+    assert out["choices"][0]["finish_reason"] == "function_call"
+    out, _ = judge("chat", body, Refusals.NOTICE)
+    assert out is not None
     assert "function_call" not in out["choices"][0]["message"]
     assert out["choices"][0]["message"]["content"].startswith(NOTICE_PREFIX)
-    assert out["choices"][0]["finish_reason"] == "length"
+    assert out["choices"][0]["finish_reason"] == "stop"  # the upstream said function_call
 
 
 def test_arguments_sent_as_an_object_are_kept_when_valid() -> None:
@@ -524,9 +558,11 @@ def test_openai_chat_sdk_gets_repaired_calls_and_notices() -> None:
         assert answer.usage.total_tokens == 30
     for answer in (cut, cut_stop):
         message = answer.choices[0].message
-        assert not message.tool_calls  # never a runnable call
-        assert (message.content or "").startswith(NOTICE_PREFIX)
-        assert answer.choices[0].finish_reason == "length"
+        [call] = message.tool_calls or []  # never a runnable call: the refusal stands for it
+        assert call.function.name == REFUSED_TOOL
+        assert json.loads(call.function.arguments)["message"].startswith(NOTICE_PREFIX)
+        assert NOTICE_PREFIX not in (message.content or "")
+        assert answer.choices[0].finish_reason == "tool_calls"
     # Nothing to change: the upstream's bytes, byte for byte, with their length.
     assert raw.http_response.content == json.dumps(valid, indent=1).encode()
     assert raw.http_response.headers["content-length"] == str(len(raw.http_response.content))
@@ -568,10 +604,10 @@ def test_anthropic_sdk_gets_repaired_inputs_and_notices() -> None:
     assert repaired.model_extra is not None
     assert repaired.model_extra["x_vendor"] == "kept"
     for answer in (cut, cut_stop):
-        assert [b for b in answer.content if b.type == "tool_use"] == []
-        assert answer.content[-1].type == "text"
-        assert answer.content[-1].text.startswith(NOTICE_PREFIX)
-        assert answer.stop_reason == "max_tokens"
+        [use] = [b for b in answer.content if b.type == "tool_use"]
+        assert use.name == REFUSED_TOOL
+        assert use.input["message"].startswith(NOTICE_PREFIX)  # type: ignore[index]
+        assert answer.stop_reason == "tool_use"
     assert raw.http_response.content == json.dumps(valid, indent=1).encode()
 
 
@@ -601,11 +637,12 @@ def test_openai_responses_sdk_gets_repaired_calls_and_notices() -> None:
     assert repaired.output[0].type == "reasoning"
     assert repaired.output[0].encrypted_content == "gAAAA"
     for answer in (cut, cut_stop):
-        assert [i for i in answer.output if i.type == "function_call"] == []
-        assert answer.output_text.startswith(NOTICE_PREFIX)
-        assert answer.status == "incomplete"
-        assert answer.incomplete_details is not None
-        assert answer.incomplete_details.reason == "max_output_tokens"
+        [item] = [i for i in answer.output if i.type == "function_call"]
+        assert item.name == REFUSED_TOOL
+        assert json.loads(item.arguments)["message"].startswith(NOTICE_PREFIX)
+        assert NOTICE_PREFIX not in answer.output_text
+        assert answer.status == "completed"  # a call went out: the turn is one with calls
+        assert answer.incomplete_details is None
     assert raw.http_response.content == json.dumps(valid, indent=1).encode()
 
 

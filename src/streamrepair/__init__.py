@@ -119,6 +119,7 @@ if _typing.TYPE_CHECKING:
     from .turn.replies import RunState as RunState
     from .turn.replies import assistant_message as assistant_message
     from .turn.replies import function_call_output as function_call_output
+    from .turn.replies import rejected_arguments as rejected_arguments
     from .turn.replies import response_items as response_items
     from .turn.replies import tool_message as tool_message
     from .turn.replies import tool_result_block as tool_result_block

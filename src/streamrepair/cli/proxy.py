@@ -123,6 +123,25 @@ def add_proxy_options(parser: argparse.ArgumentParser) -> None:
         "(default: off)",
     )
     group.add_argument(
+        "--refusals",
+        choices=("call", "notice"),
+        default=None,
+        help="how a call the proxy will not send as runnable (cut off, unrepairable, invalid "
+        "after repairs, ambiguous escapes) reaches the client: call, as a call to the tool "
+        "streamrepair_refused_call, which every harness answers with its own error so its "
+        "loop goes on and the model tries again (the next request gets the call back, "
+        "answered by the proxy's guidance); notice, as text that ends the turn (default: "
+        "call)",
+    )
+    group.add_argument(
+        "--allow-ambiguous-escapes",
+        action="store_true",
+        default=None,
+        help="send calls whose strings hold escapes that raw backslashes make ambiguous "
+        "(C:\\Users\\new in a file's content) with JSON's reading, instead of refusing them "
+        "(default: refused, with guidance to write \\\\)",
+    )
+    group.add_argument(
         "--no-access-log", action="store_true", help="do not print one JSON line per request"
     )
 
@@ -140,6 +159,12 @@ def _config_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, option, None)
         if value is not None:
             out[key] = value
+    if getattr(args, "refusals", None) is not None:
+        from ..proxy.wire import Refusals
+
+        out["refusals"] = Refusals(args.refusals)
+    if getattr(args, "allow_ambiguous_escapes", None):
+        out["refuse_ambiguous_escapes"] = False
     return out
 
 

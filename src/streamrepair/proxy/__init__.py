@@ -81,10 +81,13 @@ if _typing.TYPE_CHECKING:
     from .whole import memos_of_response as memos_of_response
     from .whole import rewrite_body as rewrite_body
     from .wire import NOTICE_PREFIX as NOTICE_PREFIX
+    from .wire import REFUSED_TOOL as REFUSED_TOOL
+    from .wire import Refusals as Refusals
     from .wire import closing_stop as closing_stop
     from .wire import compact_json as compact_json
     from .wire import notice_text as notice_text
-    from .wire import notice_verdicts as notice_verdicts
+    from .wire import refusal_call as refusal_call
+    from .wire import refused_verdicts as refused_verdicts
     from .wire import sse_event as sse_event
 
 __all__, __getattr__, __dir__ = attach(__name__, __file__)

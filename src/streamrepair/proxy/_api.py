@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .memo import CallMemo
     from .relay import ApiProtocol, Relay
 
-__all__ = ["Answer", "Api", "openai_error"]
+__all__ = ["Answer", "Api", "CallSite", "openai_error"]
 
 #: The stream events (``event`` name, ``data``) a stream would carry a whole body in.
 BodyEvents = list[tuple[str | None, str]]
@@ -37,6 +37,19 @@ class Answer:
     content: Any
     earlier: Callable[[], list[Any]]
     replace: Callable[[Any], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallSite:
+    """A call in a request's history (a Chat ``tool_calls`` entry, an Anthropic
+    ``tool_use`` block, a Responses ``function_call`` item), as the request-side fixes
+    read it: its id, its name as the history has it, and how to put the call back as the
+    model made it, ``restore(name, arguments)`` (``arguments`` JSON text of an object),
+    in the copy of the history the fixes work on."""
+
+    call_id: Any
+    name: Any
+    restore: Callable[[str, str], None]
 
 
 def openai_error(status: int, message: str, kind: str) -> dict[str, Any]:
@@ -65,6 +78,8 @@ class Api:
       back from the memos, unanswered calls answered), True when it changed something;
       ``answers``: its tool results, for the repair notes; ``note_part``: the type of a
       text part added to a list of content;
+    * ``calls``: the calls in its history (a refused call is put back under the name
+      the model called, :class:`CallSite`);
     * ``memos``: what to remember from a body passed through unread (None: nothing).
     """
 
@@ -82,6 +97,7 @@ class Api:
         [dict[str, Any], Mapping[str, CallMemo], ReasoningPolicy, dict[str, int]], bool
     ]
     answers: Callable[[list[Any]], Iterator[Answer]]
+    calls: Callable[[list[Any]], Iterator[CallSite]]
     note_part: str
     memos: Callable[[dict[str, Any]], list[CallMemo]] | None
 

@@ -32,17 +32,17 @@ errors are Anthropic error bodies, and the upstream's key goes in ``x-api-key``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Final
 
 from ..events import Done, StreamEvent, ToolCallReady
 from ..providers.normalizer import Provider
 from ..turn.history import ReasoningPolicy, copy_json
-from ._api import Answer, Api
+from ._api import Answer, Api, CallSite
 from ._history import add_id, count, dicts, not_started
 from .memo import CallMemo, turn_memos
 from .relay import ApiProtocol, Relay, Renumbering
-from .wire import closing_stop, compact_json, notice_text, notice_verdicts, sse_event
+from .wire import closing_stop, compact_json, notice_text, sse_event
 
 __all__ = ["AnthropicRelay"]
 
@@ -290,8 +290,8 @@ class AnthropicRelay(Relay):
         out.append(_event("content_block_delta", index=index, delta=delta))
         out.append(_event("content_block_stop", index=index))
 
-    def _stops(self) -> tuple[str, str, str]:
-        return "tool_use", "max_tokens", "end_turn"
+    def _stops(self) -> tuple[str, str]:
+        return "tool_use", "end_turn"
 
     def _send_tail(self, out: list[bytes], stop: str | None) -> None:
         has_delta = any('"message_delta"' in data for _, data in self.tail.events)
@@ -377,25 +377,36 @@ def _body_events(body: dict[str, Any]) -> list[tuple[str | None, str]] | None:
 
 
 def _rewrite_body(relay: Relay, body: dict[str, Any]) -> dict[str, Any]:
-    verdicts = relay.verdicts
+    refusals = relay.refusal_calls()
     content: list[Any] = []
+    sent = False
     for index, block in enumerate(body["content"]):
         if not isinstance(block, dict) or block.get("type") != "tool_use":
             content.append(block)
             continue
         for verdict in relay.verdicts_at(index):
-            if isinstance(verdict, ToolCallReady):
-                entry = {**block, "name": verdict.name}
-                if verdict.call_id != verdict.origin_id:
-                    entry["id"] = verdict.call_id
-                if block.get("input") != verdict.arguments:
-                    entry["input"] = verdict.arguments
-                content.append(block if entry == block else entry)
-    for verdict in notice_verdicts(verdicts):
-        content.append({"type": "text", "text": notice_text(verdict)})
+            if not isinstance(verdict, ToolCallReady):
+                if verdict.call_id not in refusals:
+                    continue
+                verdict = refusals[verdict.call_id]  # what goes out for it
+            entry = {**block, "name": verdict.name}
+            if verdict.call_id != verdict.origin_id:
+                entry["id"] = verdict.call_id
+            if block.get("input") != verdict.arguments:
+                entry["input"] = verdict.arguments
+            content.append(block if entry == block else entry)
+            sent = True
+    refused = relay.refused()
+    if not refusals:
+        for verdict in refused:
+            content.append({"type": "text", "text": notice_text(verdict)})
     out = {**body, "content": content}
     stop = closing_stop(
-        relay.upstream_stop, verdicts, tool="tool_use", length="max_tokens", stop="end_turn"
+        relay.upstream_stop,
+        calls_sent=sent,
+        withheld=bool(refused),
+        tool="tool_use",
+        stop="end_turn",
     )
     if stop != relay.upstream_stop:
         out["stop_reason"] = stop
@@ -519,6 +530,34 @@ def _answer(messages: list[Any], i: int, blocks: list[Any], k: int) -> Answer:
     )
 
 
+def _calls(messages: list[Any]) -> Iterator[CallSite]:
+    """Each ``tool_use`` block of an assistant turn."""
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for k, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                yield CallSite(
+                    call_id=block.get("id"),
+                    name=block.get("name"),
+                    restore=_restorer(messages, i, k),
+                )
+
+
+def _restorer(messages: list[Any], i: int, k: int) -> Callable[[str, str], None]:
+    def restore(name: str, arguments: str) -> None:
+        message = messages[i]  # as earlier restores left it
+        content = list(message["content"])
+        value = json.loads(arguments)
+        content[k] = {**content[k], "name": name, "input": value if isinstance(value, dict) else {}}
+        messages[i] = {**message, "content": content}
+
+    return restore
+
+
 _API: Final = Api(
     protocol=ApiProtocol.ANTHROPIC,
     relay=AnthropicRelay,
@@ -532,6 +571,7 @@ _API: Final = Api(
     referenced_calls=_referenced_calls,
     before=_before,
     answers=_answers,
+    calls=_calls,
     note_part="text",
     memos=_memos,
 )

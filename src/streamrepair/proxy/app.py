@@ -108,6 +108,27 @@ _SLICE_BYTES: Final = 4096
 _LOGGER = logging.getLogger("streamrepair.proxy")
 
 
+class _UpstreamDropped(Exception):
+    """Raised out of a streamed response to drop the client's connection because the
+    upstream's dropped mid-stream: the client sees the failure the upstream gave (a
+    stream cut short, no end), and a harness retries as it would without the proxy. The
+    server closes the connection without the response's last chunk; the log filter
+    below keeps this out of the server's error log (the access log records it)."""
+
+
+class _QuietDrops(logging.Filter):
+    """Leave :class:`_UpstreamDropped` out of the ASGI server's error log: it is the
+    proxy passing a failure on, not a fault in the proxy."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        while exc is not None:
+            if isinstance(exc, _UpstreamDropped):
+                return False
+            exc = exc.__cause__ or exc.__context__
+        return True
+
+
 class _Handling(enum.Enum):
     """What the proxy does with an upstream's answer."""
 
@@ -401,6 +422,8 @@ class _Proxy:
             # none could not be run, and its markup is then text as the model wrote it.
             text_tool_calls=text_calls if tools else None,
             stream_arguments=stream_arguments,
+            refusals=self.config.refusals,
+            refuse_ambiguous_escapes=self.config.refuse_ambiguous_escapes,
         )
 
     def _upstream_failed(
@@ -576,8 +599,12 @@ class _Proxy:
                 relay.fail(failure)
             await self._store(request, relay.memos())
             data = b"".join(relay.final())
-            sent += len(data)
-            yield data
+            if data:
+                sent += len(data)
+                yield data
+            if relay.dropped:
+                info["dropped"] = True
+                raise _UpstreamDropped(str(info.get("upstream_error") or "the upstream broke"))
             completed = True
             # Read what the upstream still sends after its end marker (the chunked
             # terminator), briefly, so that its connection goes back to the pool.
@@ -708,4 +735,9 @@ def create_app(
     ]
     app = Starlette(routes=routes, lifespan=proxy.lifespan)
     app.state.proxy = proxy
+    quiet = _QuietDrops()
+    for name in ("uvicorn.error", "uvicorn"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _QuietDrops) for f in logger.filters):
+            logger.addFilter(quiet)
     return app

@@ -30,18 +30,18 @@ through unread (``n > 1``) gives the memos of its first choice's reasoning.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Final
 
 from ..events import Done, StreamEvent, ToolCallReady
 from ..providers.normalizer import Provider
 from ..turn.history import ProblemKind, ReasoningPolicy, check_history
-from ._api import Answer, Api, openai_error
+from ._api import Answer, Api, CallSite, openai_error
 from ._history import add_id, count, dicts, insert_after, not_started
 from .emitters import argument_text
 from .memo import CallMemo, turn_memos
 from .relay import ApiProtocol, Relay
-from .wire import closing_stop, compact_json, notice_text, notice_verdicts, sse_event
+from .wire import closing_stop, compact_json, notice_text, sse_event
 
 __all__ = ["ChatRelay"]
 
@@ -195,8 +195,8 @@ class ChatRelay(Relay):
         self._text_sent = True
         out.append(self._end_chunk({"content": text}))
 
-    def _stops(self) -> tuple[str, str, str]:
-        return ("function_call" if self._legacy else "tool_calls"), "length", "stop"
+    def _stops(self) -> tuple[str, str]:
+        return ("function_call" if self._legacy else "tool_calls"), "stop"
 
     def _send_tail(self, out: list[bytes], stop: str | None) -> None:
         tool = self._stops()[0]
@@ -284,12 +284,17 @@ def _rewrite_body(relay: Relay, body: dict[str, Any]) -> dict[str, Any]:
     choice = dict(body["choices"][0])
     message = dict(choice["message"])
     verdicts = relay.verdicts
+    refusals = relay.refusal_calls()
     calls = message.get("tool_calls")
     legacy = not calls and bool(message.get("function_call"))
     if legacy:
-        ready = [v for v in verdicts if isinstance(v, ToolCallReady)]
-        if ready:
-            message["function_call"] = _function(message["function_call"], ready[0])
+        going = [
+            v if isinstance(v, ToolCallReady) else refusals[v.call_id]
+            for v in verdicts
+            if isinstance(v, ToolCallReady) or v.call_id in refusals
+        ]
+        if going:
+            message["function_call"] = _function(message["function_call"], going[0])
         else:
             del message["function_call"]
     elif isinstance(calls, list):
@@ -299,17 +304,21 @@ def _rewrite_body(relay: Relay, body: dict[str, Any]) -> dict[str, Any]:
                 kept.append(call)
                 continue
             for verdict in relay.verdicts_at(k):
-                if isinstance(verdict, ToolCallReady):
-                    entry = dict(call)
-                    if verdict.call_id != verdict.origin_id:
-                        entry["id"] = verdict.call_id
-                    entry["function"] = _function(call.get("function"), verdict)
-                    kept.append(call if entry == call else entry)
+                if not isinstance(verdict, ToolCallReady):
+                    if verdict.call_id not in refusals:
+                        continue
+                    verdict = refusals[verdict.call_id]  # what goes out for it
+                entry = dict(call)
+                if verdict.call_id != verdict.origin_id:
+                    entry["id"] = verdict.call_id
+                entry["function"] = _function(call.get("function"), verdict)
+                kept.append(call if entry == call else entry)
         if kept:
             message["tool_calls"] = kept
         else:
             del message["tool_calls"]
-    notices = [notice_text(v) for v in notice_verdicts(verdicts)]
+    refused = relay.refused()
+    notices = [notice_text(v) for v in refused] if not refusals else []
     if notices:
         content = message.get("content")
         text = "\n\n".join(notices)
@@ -317,7 +326,10 @@ def _rewrite_body(relay: Relay, body: dict[str, Any]) -> dict[str, Any]:
             f"{content}\n\n{text}" if isinstance(content, str) and content else text
         )
     tool = "function_call" if legacy else "tool_calls"
-    stop = closing_stop(relay.upstream_stop, verdicts, tool=tool, length="length", stop="stop")
+    sent = bool(message.get("function_call") if legacy else message.get("tool_calls"))
+    stop = closing_stop(
+        relay.upstream_stop, calls_sent=sent, withheld=bool(refused), tool=tool, stop="stop"
+    )
     if stop != relay.upstream_stop:
         choice["finish_reason"] = stop
     choice["message"] = message
@@ -441,6 +453,29 @@ def _answer(messages: list[Any], i: int, message: dict[str, Any]) -> Answer:
     )
 
 
+def _calls(messages: list[Any]) -> Iterator[CallSite]:
+    """Each entry of an assistant message's ``tool_calls``."""
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        for k, call in enumerate(dicts(message.get("tool_calls"))):
+            function = call.get("function")
+            name = function.get("name") if isinstance(function, dict) else None
+            yield CallSite(call_id=call.get("id"), name=name, restore=_restorer(messages, i, k))
+
+
+def _restorer(messages: list[Any], i: int, k: int) -> Callable[[str, str], None]:
+    def restore(name: str, arguments: str) -> None:
+        message = messages[i]  # as earlier restores left it
+        calls = list(message["tool_calls"])
+        function = calls[k].get("function")
+        base = function if isinstance(function, dict) else {}
+        calls[k] = {**calls[k], "function": {**base, "name": name, "arguments": arguments}}
+        messages[i] = {**message, "tool_calls": calls}
+
+    return restore
+
+
 _API: Final = Api(
     protocol=ApiProtocol.CHAT,
     relay=ChatRelay,
@@ -454,6 +489,7 @@ _API: Final = Api(
     referenced_calls=_referenced_calls,
     before=_before,
     answers=_answers,
+    calls=_calls,
     note_part="text",
     memos=_memos,
 )

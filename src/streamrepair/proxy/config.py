@@ -12,6 +12,7 @@ from typing import Any, Final
 from ..providers.textcalls import TextCallFormat
 from ..syntax.assembler import DEFAULT_MAX_SIZE
 from ..telemetry.log import TelemetryLog
+from .wire import Refusals
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -57,6 +58,16 @@ class ProxyConfig:
     rules too (Claude Code's deferred MCP tools, which are not in the request's
     ``tools``). A tool the request lists keeps the request's own schema. A call to a
     name in neither gets the syntax repairs only, and is sent like any other.
+
+    ``refusals`` says how a call the proxy will not send as runnable (cut off,
+    unrepairable, invalid against its schema after repairs, ambiguous escapes) reaches
+    the client: ``Refusals.CALL`` (default) as a call to a tool no harness has, which
+    each answers with its own error so that its loop goes on and the model tries again
+    (the next request gets the call back as the model wrote it, answered with the
+    proxy's guidance); ``Refusals.NOTICE`` as a text notice that ends the turn.
+    ``refuse_ambiguous_escapes`` (default True) refuses a call whose strings hold escapes
+    that their raw backslashes make a guess (``docs/repairs.md``); False sends it with
+    JSON's reading, as the library reads it.
     """
 
     upstream: str
@@ -72,11 +83,15 @@ class ProxyConfig:
     text_tool_calls: str | None = None
     stream_arguments: bool = False
     schemas: Mapping[str, Mapping[str, Any]] | None = None
+    refusals: Refusals = Refusals.CALL
+    refuse_ambiguous_escapes: bool = True
 
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream must be an http(s) URL, not {self.upstream!r}")
         if self.text_tool_calls is not None:
             TextCallFormat.parse(self.text_tool_calls)  # ValueError names the known ones
+        if not isinstance(self.refusals, Refusals):
+            raise TypeError(f"refusals must be a Refusals, not {self.refusals!r}")
         if self.max_request_bytes < 1 or self.max_argument_chars < 1:
             raise ValueError("max_request_bytes and max_argument_chars must be positive")

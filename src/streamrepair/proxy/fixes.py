@@ -4,10 +4,17 @@ Sans-IO: :func:`referenced_calls` lists the call ids a request's history mention
 proxy looks their :class:`~.memo.CallMemo` up in its store), then :func:`fix_request`
 returns the request with the fixes applied (a fresh body; the caller's is never
 modified) and what was done. A request that needs nothing is left as it is, byte for
-byte. Three stages, for each protocol (Chat Completions ``messages``, Anthropic
+byte. Four stages, for each protocol (Chat Completions ``messages``, Anthropic
 ``messages``, Responses ``input``); what differs per API is in its module (``chat.py``,
 ``anthropic.py``, ``responses.py``: its row of the table of APIs), the sequence here:
 
+0. a call the proxy refused (sent as a call to
+   :data:`~streamrepair.proxy.wire.REFUSED_TOOL`, which the harness answered with its
+   own "no such tool" error) is put back as the model made it: the name it called,
+   its arguments as :func:`~streamrepair.rejected_arguments` stands them, and the answer
+   replaced by the proxy's guidance (what went wrong, what to do); so the model reads
+   its own attempt and why it did not run, whatever the harness made of the call
+   (OpenCode turns it into its ``invalid`` tool);
 1. what only the proxy knows: the reasoning it streamed is put back where the model's
    :class:`~streamrepair.ReasoningPolicy` needs it and the harness dropped it (Chat
    ``reasoning_content``, Anthropic thinking blocks with their signatures, keyed by the
@@ -47,9 +54,10 @@ __all__ = ["RequestFixes", "fix_request", "referenced_calls"]
 class RequestFixes:
     """What :func:`fix_request` did. ``body`` is the new request body (None when nothing
     changed); ``counts`` maps each fix (or reported problem) to how often it applied:
-    ``reasoning_restored``, ``thinking_restored``, ``unanswered_call_answered``,
-    ``repair_notes``, the :class:`~streamrepair.ChangeKind` values of the turn layer's
-    rules (``content_filled``, ``reasoning_filled``, ``reasoning_dropped``, ...), and the
+    ``refused_call_restored``, ``refusal_answered``, ``reasoning_restored``,
+    ``thinking_restored``, ``unanswered_call_answered``, ``repair_notes``, the
+    :class:`~streamrepair.ChangeKind` values of the turn layer's rules
+    (``content_filled``, ``reasoning_filled``, ``reasoning_dropped``, ...), and the
     :class:`~streamrepair.ProblemKind` values of what is only reported
     (``orphan_tool_message``, ``duplicate_answer``, ...)."""
 
@@ -84,8 +92,10 @@ def fix_request(
     fixed = _two_levels(body, key)
     model = body.get("model")
     policy = ReasoningPolicy.for_model(model if isinstance(model, str) else "")
+    # 0. the calls the proxy refused, back as the model made them, with the guidance
+    changed = _restore_refused(api, fixed[key], memos, counts)
     # 1. what only the proxy knows: the reasoning it streamed; calls left unanswered
-    changed = api.before(fixed, memos, policy, counts)
+    changed |= api.before(fixed, memos, policy, counts)
     # 2. the turn layer's rules for the protocol (null content, reasoning per policy,
     #    unsigned thinking, empty blocks); what they cannot fix is reported
     changed |= _standard(api, fixed, policy, counts)
@@ -111,6 +121,30 @@ def _standard(
         count(counts, change.kind.value)
     body[key] = repaired.messages
     return True
+
+
+def _restore_refused(
+    api: Api, items: list[Any], memos: Mapping[str, CallMemo], counts: dict[str, int]
+) -> bool:
+    """Each refused call under the name the model called, with its stand-in arguments;
+    each answer to one replaced by the guidance."""
+    changed = False
+    for site in api.calls(items):
+        memo = memos.get(site.call_id) if isinstance(site.call_id, str) else None
+        if memo is None or memo.refusal is None or memo.stand_in is None:
+            continue
+        if site.name != memo.tool:
+            site.restore(memo.tool, memo.stand_in)
+            count(counts, "refused_call_restored")
+            changed = True
+    for answer in api.answers(items):
+        memo = memos.get(answer.call_id) if isinstance(answer.call_id, str) else None
+        if memo is None or memo.refusal is None or answer.content == memo.refusal:
+            continue
+        answer.replace(memo.refusal)
+        count(counts, "refusal_answered")
+        changed = True
+    return changed
 
 
 def _add_notes(

@@ -27,6 +27,12 @@ class CallMemo:
     the Chat Completions ``reasoning_content`` of the assistant turn (on the turn's first
     call only); ``thinking`` the Anthropic thinking and redacted-thinking blocks of the
     turn, signatures included (first call only).
+
+    A call the proxy refused (sent as a call to
+    :data:`~streamrepair.proxy.wire.REFUSED_TOOL`) has ``refusal``, the text that answers
+    it (what went wrong, what to do), and ``stand_in``, the JSON its arguments stand as
+    in the history; ``tool`` is the name the model called. The next request gets the
+    call back under that name and the answer replaced by ``refusal`` (``fixes.py``).
     """
 
     call_id: str
@@ -34,6 +40,8 @@ class CallMemo:
     notes: tuple[dict[str, Any], ...] = ()
     reasoning: str | None = None
     thinking: tuple[dict[str, Any], ...] = ()
+    refusal: str | None = None
+    stand_in: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (what a store keeps)."""
@@ -44,6 +52,9 @@ class CallMemo:
             out["reasoning"] = self.reasoning
         if self.thinking:
             out["thinking"] = list(self.thinking)
+        if self.refusal is not None:
+            out["refusal"] = self.refusal
+            out["stand_in"] = self.stand_in
         return out
 
     @classmethod
@@ -53,11 +64,15 @@ class CallMemo:
         notes = data.get("notes", [])
         reasoning = data.get("reasoning")
         thinking = data.get("thinking", [])
+        refusal = data.get("refusal")
+        stand_in = data.get("stand_in")
         if (
             not isinstance(tool, str)
             or not isinstance(notes, list)
             or not isinstance(thinking, list)
             or not (reasoning is None or isinstance(reasoning, str))
+            or not (refusal is None or isinstance(refusal, str))
+            or not (stand_in is None or isinstance(stand_in, str))
         ):
             raise ValueError("not a call memo")
         return cls(
@@ -66,6 +81,8 @@ class CallMemo:
             notes=tuple(n for n in notes if isinstance(n, dict)),
             reasoning=reasoning,
             thinking=tuple(t for t in thinking if isinstance(t, dict)),
+            refusal=refusal,
+            stand_in=stand_in if refusal is not None else None,
         )
 
 

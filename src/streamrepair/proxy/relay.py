@@ -21,10 +21,17 @@ which calls are ready) and to the protocol's rewriter, which decides what the cl
 * when the stream ends (:attr:`ended`), the driver stores :meth:`memos` (what the next
   request needs: reasoning and repair notes per emitted call id) and then sends
   :meth:`final`: each ready call in the protocol's own grammar with valid JSON
-  arguments (the call's finished, repaired value), a text notice for each call that
-  was withheld, then the withheld end with the stop reason the emitted calls imply.
+  arguments (the call's finished, repaired value), each call the proxy refuses to send
+  as runnable as a call to :data:`~.wire.REFUSED_TOOL` saying what to do (or, with
+  :attr:`~.wire.Refusals.NOTICE`, a text notice), then the withheld end with the stop
+  reason the calls sent imply (the upstream's own unless the proxy changed the turn).
   That sequence is written once (:meth:`Relay._ending`); each protocol writes only its
-  pieces on the wire.
+  pieces on the wire;
+* a stream that failed or ended without its end (the connection dropped, an error
+  event, no end marker) ends for the client as it ended upstream: nothing is sent for
+  its calls (none is ready) and no end is invented, so the harness retries the request
+  as it would without the proxy (:meth:`Relay.fail`: the driver then drops the client's
+  connection too).
 
 What one call's arguments look like on the wire is decided by its
 :class:`~.emitters.ArgumentEmitter` (``emitters.py``). :class:`~.emitters.HeldArguments`
@@ -45,8 +52,9 @@ before the calls. The calls found go out like structured ones.
 
 Invariants: the output depends only on the upstream bytes, not on how they were split;
 bytes once returned are never contradicted; no call whose arguments were cut off,
-unrepairable or from a stream that did not end cleanly is ever sent as a call; memory
-is bounded by the stream core's limits plus the withheld end of the response.
+unrepairable, ambiguous or from a stream that did not end cleanly is ever sent as a call
+that can run; memory is bounded by the stream core's limits plus the withheld end of the
+response.
 """
 
 from __future__ import annotations
@@ -73,6 +81,7 @@ from ..schema.tools import tool_schemas
 from ..stream.pipeline import ToolCallStream
 from ..stream.sse import SSEDecoder, SSEEvent
 from ..syntax.assembler import DEFAULT_MAX_SIZE
+from ..turn.replies import rejected_arguments
 from .emitters import (
     ArgumentEmitter,
     HeldArguments,
@@ -81,7 +90,15 @@ from .emitters import (
     streamable_fields,
 )
 from .memo import CallMemo, note_dicts
-from .wire import closing_stop, compact_json, notice_text, notice_verdicts, sse_event
+from .wire import (
+    Refusals,
+    closing_stop,
+    compact_json,
+    notice_text,
+    refusal_call,
+    refused_verdicts,
+    sse_event,
+)
 
 if TYPE_CHECKING:
     from ..providers.textcalls import TextCallFormat
@@ -215,6 +232,11 @@ class Relay:
     ``stream_arguments`` streams the first call's arguments as they become final
     (:class:`~.emitters.ProgressiveArguments`) on the protocols that can leave a
     half-sent call unrunnable (:attr:`progressive`); elsewhere it changes nothing.
+    ``refusals`` says how a call the proxy will not send as runnable goes out
+    (:class:`~.wire.Refusals`: a call to :data:`~.wire.REFUSED_TOOL` by default);
+    ``refuse_ambiguous_escapes`` (default True) refuses a call whose strings' meaning
+    is a guess (``ambiguous_escapes``): the proxy is the harness here, and must not
+    write such content.
     """
 
     #: The API whose stream this is.
@@ -233,8 +255,11 @@ class Relay:
         emitter: type[HeldArguments] = HeldArguments,
         text_tool_calls: TextCallFormat | str | None = None,
         stream_arguments: bool = False,
+        refusals: Refusals = Refusals.CALL,
+        refuse_ambiguous_escapes: bool = True,
     ) -> None:
         tools = list(tools) if tools is not None else None
+        self.refusals = refusals
         #: Whether the first call's arguments stream before its verdict.
         self.stream_arguments = stream_arguments and self.progressive
         self.stream = ToolCallStream(
@@ -247,6 +272,7 @@ class Relay:
             # schema rules): the harness decides what to do with it (Claude Code runs
             # its deferred MCP tools, which it leaves out of ``tools``).
             reject_unknown_tools=False,
+            refuse_ambiguous_escapes=refuse_ambiguous_escapes,
         )
         self._schemas: dict[str, Any] = (
             tool_schemas(tools) if tools and self.stream_arguments else {}
@@ -273,7 +299,10 @@ class Relay:
         self._end: bytes | dict[str, Any] | None = None
         self._verdicts: list[ToolCallReady | ToolCallRejected] = []
         self.upstream_stop: str | None = None
-        self.failure: str | None = None  # why the stream was cut short, if it was
+        self.failure: str | None = None  # why the proxy cut the stream short, if it did
+        #: The upstream connection broke mid-stream (:meth:`fail`): the client's is
+        #: dropped too, after :meth:`final`.
+        self.dropped = False
         self.chunks = 0
 
     # -- driving ---------------------------------------------------------------------------
@@ -332,10 +361,18 @@ class Relay:
 
     def fail(self, message: str) -> None:
         """The upstream connection broke mid-stream: every call not yet judged is
-        withheld, and :meth:`final` ends with an error event saying ``message``."""
-        self._fail(message)
+        withheld and :meth:`final` sends nothing for them and no end (:attr:`dropped`);
+        the driver then drops the client's connection, so that the client sees the
+        failure the upstream gave (and a harness retries, as it would directly: Claude
+        Code and OpenCode retry a dropped stream, not a stream that ends in a notice)."""
+        if not self.ended:
+            self._ended(self.stream.fail(message, code="upstream"), texts=True)
+            self.tail.events.clear()  # the end never came: nothing of it to send
+            self.dropped = True
 
     def _fail(self, message: str) -> None:
+        """The proxy cuts the stream short (bytes it cannot read, a bound): the calls not
+        yet judged are withheld and :meth:`final` ends with an error event."""
         if not self.ended:
             self._ended(self.stream.fail(message, code="upstream"), texts=True)
             self.tail.events.clear()  # the end never came: nothing of it to send
@@ -363,24 +400,60 @@ class Relay:
         return out
 
     def memos(self) -> list[CallMemo]:
-        """What to remember for each call the client will receive."""
+        """What to remember for each call the client will receive: its repairs, the
+        turn's reasoning (on the first), and for a refused call what answers it and what
+        its arguments stand as when the next request brings it back."""
         self._settle()
-        ready = [v for v in self._verdicts if isinstance(v, ToolCallReady)]
-        if not ready or self.done is None:
+        if self.done is None:
+            return []
+        refusals = self.refusal_calls()
+        sent = [v for v in self._verdicts if isinstance(v, ToolCallReady) or v.call_id in refusals]
+        if not sent:
             return []
         reasoning, thinking = self._turn_state(self.done)
         out = []
-        for k, call in enumerate(ready):
-            out.append(
-                CallMemo(
+        for k, call in enumerate(sent):
+            turn: dict[str, Any] = {
+                "reasoning": reasoning if k == 0 else None,
+                "thinking": thinking if k == 0 else (),
+            }
+            if isinstance(call, ToolCallReady):
+                memo = CallMemo(
+                    call_id=call.call_id, tool=call.name, notes=note_dicts(call), **turn
+                )
+            else:
+                memo = CallMemo(
                     call_id=call.call_id,
                     tool=call.name,
-                    notes=note_dicts(call),
-                    reasoning=reasoning if k == 0 else None,
-                    thinking=thinking if k == 0 else (),
+                    refusal=notice_text(call),
+                    # a custom (free-text) call stays the refused call it went out as
+                    stand_in=rejected_arguments(call) if call.kind == "function" else None,
+                    **turn,
                 )
-            )
+            out.append(memo)
         return out
+
+    def refusal_calls(self) -> dict[str, ToolCallReady]:
+        """With :attr:`~.wire.Refusals.CALL`, the call that goes out for each refused
+        one, by the refused call's id. Not when the streamed call (progressive
+        arguments) was refused: its block or item is left open on the wire, and an SDK
+        keeps it, with the input parsed so far, in its final message; a turn that then
+        ends with calls (``tool_use``) would have a client that runs every call of such a
+        turn run the cut one. The notices go out instead, and the stop reason stays the
+        upstream's."""
+        if self.refusals is not Refusals.CALL:
+            return {}
+        refused = self.refused()
+        if any(v.call_id == self.streamed for v in refused):
+            return {}
+        return {v.call_id: refusal_call(v) for v in refused}
+
+    def refused(self) -> list[ToolCallRejected]:
+        """The calls the proxy answers instead of sending them as runnable
+        (:func:`~.wire.refused_verdicts`), in order; none when the stream failed."""
+        if self.dropped or self.failure is not None:
+            return []
+        return refused_verdicts(self.verdicts)
 
     # -- internals -------------------------------------------------------------------------
 
@@ -600,14 +673,24 @@ class Relay:
             self._end_streamed(out, *streamed)
         out.extend(self._behind)
         self._late_text(out, self._late_pieces())
-        verdicts = self.verdicts
-        for verdict in verdicts:
+        refused = self.refused()
+        refusals = self.refusal_calls()
+        sent = bool(streamed)
+        for verdict in self.verdicts:  # in the order the model wrote them
             if isinstance(verdict, ToolCallReady) and verdict.call_id != self.streamed:
                 self._send_call(out, verdict, self._arguments(verdict))
-        for number, verdict in enumerate(notice_verdicts(verdicts), start=1):
-            self._send_notice(out, number, notice_text(verdict))
-        tool, length, stop = self._stops()
-        reason = closing_stop(self.upstream_stop, verdicts, tool=tool, length=length, stop=stop)
+                sent = True
+            elif verdict.call_id in refusals:
+                call = refusals[verdict.call_id]
+                self._send_call(out, call, argument_text(call))
+                sent = True
+        if not refusals:
+            for number, verdict in enumerate(refused, start=1):
+                self._send_notice(out, number, notice_text(verdict))
+        tool, stop = self._stops()
+        reason = closing_stop(
+            self.upstream_stop, calls_sent=sent, withheld=bool(refused), tool=tool, stop=stop
+        )
         self._send_tail(out, reason)
         return out
 
@@ -630,9 +713,9 @@ class Relay:
         carries text."""
         raise NotImplementedError
 
-    def _stops(self) -> tuple[str, str, str]:
-        """The protocol's stop reasons for :func:`closing_stop`: a call was sent, one was
-        cut off, none was sent where the upstream said calls."""
+    def _stops(self) -> tuple[str, str]:
+        """The protocol's stop reasons for :func:`~.wire.closing_stop`: a call was sent,
+        none was sent where the upstream said calls."""
         raise NotImplementedError
 
     def _send_tail(self, out: list[bytes], stop: str | None) -> None:

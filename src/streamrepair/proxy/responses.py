@@ -35,19 +35,19 @@ remembered from a body passed through (the API keeps its own state).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
 from ..events import StreamEvent, ToolCallReady
 from ..providers.normalizer import Provider, responses_client_item
 from ..turn.history import ReasoningPolicy
-from ._api import Answer, Api, openai_error
+from ._api import Answer, Api, CallSite, openai_error
 from ._history import add_id, count, dicts, insert_after, not_started
 from .emitters import argument_text
 from .memo import CallMemo
 from .relay import MAX_HELD_EVENTS, ApiProtocol, Relay, Renumbering
-from .wire import closing_stop, compact_json, notice_text, notice_verdicts, sse_event
+from .wire import closing_stop, compact_json, notice_text, sse_event
 
 __all__ = ["ResponsesRelay", "notice_item"]
 
@@ -422,8 +422,8 @@ class ResponsesRelay(Relay):
         index = self._positions.take()
         self._emitted.append(self._message(out, f"msg_streamrepair_{number}", index, text))
 
-    def _stops(self) -> tuple[str, str, str]:
-        return "completed", "incomplete", "completed"
+    def _stops(self) -> tuple[str, str]:
+        return "completed", "completed"
 
     def _send_tail(self, out: list[bytes], stop: str | None) -> None:
         for name, data in self.tail.events:
@@ -445,9 +445,10 @@ class ResponsesRelay(Relay):
 
     def _terminal(self, data: str, name: str | None, stop: str | None) -> tuple[str, str | None]:
         """The terminal event with ``response.output`` listing the items sent and, when
-        the calls sent say otherwise than the upstream, ``completed`` (a call was sent:
-        Codex runs calls only from a completed response) or ``incomplete`` with
-        ``max_output_tokens`` (no call sent, one was cut off)."""
+        a call was sent where the upstream said ``incomplete`` (a later call was cut off,
+        and went out refused), ``completed``: Codex runs calls only from a completed
+        response, and fails the whole turn on an incomplete one. An ``incomplete`` the
+        upstream did not send is never written."""
         try:
             chunk = json.loads(data)
         except ValueError:
@@ -475,12 +476,11 @@ class ResponsesRelay(Relay):
         if (
             isinstance(response, dict)
             and stop != self.upstream_stop
-            and stop in ("completed", "incomplete")
-            and chunk.get("type") in ("response.completed", "response.incomplete")
+            and stop == "completed"
+            and chunk.get("type") == "response.incomplete"
         ):
-            kind = f"response.{stop}"
-            details = {"reason": "max_output_tokens"} if stop == "incomplete" else None
-            response = {**response, "status": stop, "incomplete_details": details}
+            kind = "response.completed"
+            response = {**response, "status": stop, "incomplete_details": None}
             chunk = {**chunk, "type": kind, "response": response}
             name = kind if name else name
             changed = True
@@ -584,8 +584,9 @@ def _body_events(body: dict[str, Any]) -> list[tuple[str | None, str]] | None:
 
 
 def _rewrite_body(relay: Relay, body: dict[str, Any]) -> dict[str, Any]:
-    verdicts = relay.verdicts
+    refusals = relay.refusal_calls()
     output: list[Any] = []
+    sent = False
     for index, item in enumerate(body["output"]):
         field = _CALL_ITEMS.get(str(item.get("type"))) if isinstance(item, dict) else None
         if field is None:
@@ -593,32 +594,39 @@ def _rewrite_body(relay: Relay, body: dict[str, Any]) -> dict[str, Any]:
             continue
         assert isinstance(item, dict)
         for verdict in relay.verdicts_at(index):
-            if isinstance(verdict, ToolCallReady):
-                entry = {**item, "name": verdict.name}
-                if verdict.call_id != verdict.origin_id:
-                    suffix = verdict.call_id[len(verdict.origin_id) :]
-                    entry["call_id"] = verdict.call_id
-                    if isinstance(item.get("id"), str):
-                        entry["id"] = f"{item['id']}{suffix}"
-                text = argument_text(verdict)
-                if text != item.get(field):
-                    entry[field] = text
-                output.append(item if entry == item else entry)
-    for number, verdict in enumerate(notice_verdicts(verdicts), start=1):
-        output.append(notice_item(f"msg_streamrepair_{number}", notice_text(verdict)))
+            entry = {**item}
+            if not isinstance(verdict, ToolCallReady):
+                if verdict.call_id not in refusals:
+                    continue
+                verdict = refusals[verdict.call_id]  # a function call, whatever the kind
+                entry.pop(field, None)
+                entry["type"], field = "function_call", "arguments"
+            entry["name"] = verdict.name
+            if verdict.call_id != verdict.origin_id:
+                suffix = verdict.call_id[len(verdict.origin_id) :]
+                entry["call_id"] = verdict.call_id
+                if isinstance(item.get("id"), str):
+                    entry["id"] = f"{item['id']}{suffix}"
+            text = argument_text(verdict)
+            if text != item.get(field):
+                entry[field] = text
+            output.append(item if entry == item else entry)
+            sent = True
+    refused = relay.refused()
+    if not refusals:
+        for number, verdict in enumerate(refused, start=1):
+            output.append(notice_item(f"msg_streamrepair_{number}", notice_text(verdict)))
     out = {**body, "output": output}
     stop = closing_stop(
-        relay.upstream_stop, verdicts, tool="completed", length="incomplete", stop="completed"
+        relay.upstream_stop,
+        calls_sent=sent,
+        withheld=bool(refused),
+        tool="completed",
+        stop="completed",
     )
-    if (
-        stop != relay.upstream_stop
-        and stop in ("completed", "incomplete")
-        and body.get("status") in ("completed", "incomplete")
-    ):
+    if stop != relay.upstream_stop and stop == "completed" and body.get("status") == "incomplete":
         out["status"] = stop
-        out["incomplete_details"] = (
-            {"reason": "max_output_tokens"} if stop == "incomplete" else None
-        )
+        out["incomplete_details"] = None
     return out
 
 
@@ -691,6 +699,22 @@ def _answer(items: list[Any], n: int, item: dict[str, Any]) -> Answer:
     )
 
 
+def _calls(items: list[Any]) -> Iterator[CallSite]:
+    """Each ``function_call`` item (a refused call went out as one, whatever its kind)."""
+    for n, item in enumerate(items):
+        if isinstance(item, dict) and item.get("type") == "function_call":
+            yield CallSite(
+                call_id=item.get("call_id"), name=item.get("name"), restore=_restorer(items, n)
+            )
+
+
+def _restorer(items: list[Any], n: int) -> Callable[[str, str], None]:
+    def restore(name: str, arguments: str) -> None:
+        items[n] = {**items[n], "name": name, "arguments": arguments}
+
+    return restore
+
+
 _API: Final = Api(
     protocol=ApiProtocol.RESPONSES,
     relay=ResponsesRelay,
@@ -704,6 +728,7 @@ _API: Final = Api(
     referenced_calls=_referenced_calls,
     before=_before,
     answers=_answers,
+    calls=_calls,
     note_part="input_text",
     memos=None,
 )

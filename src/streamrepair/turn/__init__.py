@@ -49,6 +49,7 @@ if _typing.TYPE_CHECKING:
     from .replies import RunState as RunState
     from .replies import assistant_message as assistant_message
     from .replies import function_call_output as function_call_output
+    from .replies import rejected_arguments as rejected_arguments
     from .replies import response_items as response_items
     from .replies import tool_message as tool_message
     from .replies import tool_result_block as tool_result_block

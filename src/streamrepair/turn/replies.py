@@ -43,6 +43,7 @@ __all__ = [
     "RunState",
     "assistant_message",
     "function_call_output",
+    "rejected_arguments",
     "response_items",
     "tool_message",
     "tool_result_block",
@@ -308,8 +309,17 @@ _FINISHED: Final = (
 )
 
 
+def rejected_arguments(event: ToolCallRejected) -> str:
+    """The JSON text a rejected call's arguments stand as in a history (the call must
+    be there for its answer to refer to it): the value the model wrote when it finished
+    its arguments (an ``invalid``, ``unknown_tool`` or ``ambiguous_escapes`` call, read
+    with the syntax repairs), else ``{}``: never a fragment of a cut-off call, and never
+    structure the model did not write. ``Conversation`` and the proxy put rejected calls
+    back with it."""
+    return _rejected_arguments(event)
+
+
 def _rejected_arguments(event: ToolCallRejected) -> str:
-    """Valid JSON standing for a rejected call's arguments in the history."""
     if event.reason in _FINISHED and event.raw:
         try:
             repaired = repair(event.raw)
