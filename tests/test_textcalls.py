@@ -43,7 +43,7 @@ from streamrepair import (
 )
 from streamrepair.providers import MAX_HEADER_CHARS, WireEnd, WireReasoning, WireText
 from streamrepair.providers.textcalls._kimi import KimiId, kimi_name
-from streamrepair.providers.textcalls._readers import START_MARKERS
+from streamrepair.providers.textcalls._readers import AUTO, START_MARKERS
 from streamrepair.providers.textcalls._region import NameHeader, valid_name
 from streamrepair.providers.textcalls._values import convert_python, convert_text, param_types
 from streamrepair.syntax.changes import change_from_dict, normalize
@@ -213,6 +213,97 @@ SAMPLES: dict[str, Sample] = {
         [("get_weather", {"city": "Oslo"})],
         "",
         "<|call|>",
+    ),
+    "gemma4": Sample(
+        "auto",
+        'Let me look.<|tool_call>call:write_file{path:<|"|>a "b" \\ c.txt<|"|>,mode:644,'
+        'tags:[<|"|>x<|"|>,<|"|>y, z<|"|>],append:true}<tool_call|><|tool_call>call:get_time{}'
+        "<tool_call|><|tool_response>",
+        [
+            (
+                "write_file",
+                {"path": 'a "b" \\ c.txt', "mode": 644, "tags": ["x", "y, z"], "append": True},
+            ),
+            ("get_time", {}),
+        ],
+        "Let me look.",
+        "}<tool_call|>",
+        TOOLS,
+    ),
+    "functiongemma": Sample(
+        "functiongemma",
+        "<start_function_call>call:get_weather{city:<escape>Oslo, NO<escape>,days:2}"
+        "<end_function_call><start_function_response>",
+        [("get_weather", {"city": "Oslo, NO", "days": 2})],
+        "",
+        "<end_function_call>",
+    ),
+    "olmo3": Sample(
+        "auto",
+        'On it.<function_calls>get_weather(city="Oslo", days=2)\nget_time()</function_calls>',
+        [("get_weather", {"city": "Oslo", "days": 2}), ("get_time", {})],
+        "On it.",
+        "days=2)",
+    ),
+    "lfm2": Sample(
+        "auto",
+        "<|tool_call_start|>[get_weather(city='Oslo'), get_time()]<|tool_call_end|>\nDone.",
+        [("get_weather", {"city": "Oslo"}), ("get_time", {})],
+        "\nDone.",
+        "'Oslo')",
+        repairs=["city"],
+    ),
+    "command": Sample(
+        "auto",
+        "<|START_THINKING|>Plan.<|END_THINKING|><|START_ACTION|>[\n"
+        '    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Oslo"}}'
+        '{"tool_call_id": "1", "tool_name": "get_time", "parameters": {}}\n]<|END_ACTION|>',
+        [("get_weather", {"city": "Oslo"}), ("get_time", {})],
+        "<|START_THINKING|>Plan.<|END_THINKING|>",
+        "\n]",
+    ),
+    "hunyuan_a13b": Sample(
+        "auto",
+        '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Oslo"}}]</tool_calls>',
+        [("get_weather", {"city": "Oslo"})],
+        "",
+        "}}]",
+    ),
+    "granite": Sample(
+        "granite",
+        '<|tool_call|>[{"arguments": {"city": "Oslo"}, "name": "get_weather"}]',
+        [("get_weather", {"city": "Oslo"})],
+        "",
+        '"get_weather"}]',
+    ),
+    "granite_tag": Sample(
+        "granite",
+        '<tool_call> [{"name": "get_time", "arguments": {}}]',
+        [("get_time", {})],
+        "",
+        "{}}]",
+    ),
+    "phi4_mini": Sample(
+        "phi4_mini_json",
+        'Sure.\nfunctools[{"name": "get_weather", "arguments": {"city": "Oslo"}}]',
+        [("get_weather", {"city": "Oslo"})],
+        "Sure.\n",
+        "}}]",
+    ),
+    "xlam": Sample(
+        "xlam",
+        '[{"name": "get_weather", "arguments": {"city": "Oslo"}}, {"name": "get_time", '
+        '"arguments": {}}]',
+        [("get_weather", {"city": "Oslo"}), ("get_time", {})],
+        "",
+        "{}}]",
+    ),
+    "xlam_fenced": Sample(
+        "xlam",
+        'Here.\n```json\n[{"name": "get_time", "arguments": {}}]\n```',
+        [("get_time", {})],
+        "Here.\n",
+        "{}}]",
     ),
 }
 
@@ -401,13 +492,19 @@ def test_a_call_cut_before_its_name_is_text() -> None:
 # -- look-alikes and bad markup ------------------------------------------------------------
 
 ALL_MARKERS = sorted({m for ms in START_MARKERS.values() for m in ms})
+#: The format each marker is looked for in: "auto", or the named-only format it opens.
+MARKER_FORMAT = {
+    m: "auto" if any(m in START_MARKERS[f] for f in AUTO) else f.value
+    for f in START_MARKERS
+    for m in START_MARKERS[f]
+}
 
 
 @pytest.mark.parametrize("marker", ALL_MARKERS)
 def test_a_marker_prefix_is_held_only_while_it_could_be_one(marker: str) -> None:
     for k in range(1, len(marker)):
         prefix = marker[:k]
-        stage = TextCallExtractor("auto")
+        stage = TextCallExtractor(MARKER_FORMAT[marker])
         first = stage.feed(WireText(text="ab" + prefix))
         out = "".join(d.text for d in first if isinstance(d, WireText))
         assert out == "ab"  # only the prefix is held
@@ -610,6 +707,21 @@ BAD = [
     "<|python_start|>[1, 2]<|python_end|>",
     "<|channel|><|message|>x",
     "a " * 300 + "<｜tool▁call▁begin｜>" + "n" * (MAX_HEADER_CHARS + 5),
+    "<|tool_call>get_time{}<tool_call|>",
+    "<|tool_call>call:a b{}<tool_call|>",
+    "<start_function_call>call:{x:1}<end_function_call>",
+    "<function_calls>not a call</function_calls>",
+    "<function_calls>f x(a=1)</function_calls>",
+    "<|tool_call_start|>[]<|tool_call_end|>",
+    "<|tool_call_start|>prose<|tool_call_end|>",
+    "<|START_ACTION|>[!!!]<|END_ACTION|>",
+    '<|START_ACTION|>[{"name": "f", "arguments": {}}]<|END_ACTION|>',
+    "<tool_calls>[1, 2]</tool_calls>",
+    '<tool_calls>{"name": "f"}</tool_calls>',
+    '<tool_call>[{"name": "f", "arguments": {}}]</tool_call>',
+    '<|tool_call|>[{"name": "f", "arguments": {}}]',
+    'functools[{"name": "f", "arguments": {}}]',
+    '```json\n[{"name": "f", "arguments": {}}]\n```',
 ]
 
 
@@ -703,6 +815,28 @@ FRAGMENTS = [
     "a b",
     "functions.f x:0",
     ",",
+    "<|tool_call>",
+    "call:f{",
+    "a:",
+    '<|"|>',
+    "<tool_call|>",
+    "<|tool_response>",
+    "<start_function_call>",
+    "<escape>",
+    "<end_function_call>",
+    "<function_calls>",
+    "</function_calls>",
+    "<|tool_call_start|>",
+    "<|START_ACTION|>",
+    "<|END_ACTION|>",
+    '"tool_name": "f"',
+    '"tool_call_id": "0"',
+    '"parameters": {}',
+    "<tool_calls>",
+    "</tool_calls>",
+    "<|tool_call|>",
+    "functools",
+    "```json",
 ]
 
 
