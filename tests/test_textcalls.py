@@ -43,7 +43,7 @@ from streamrepair import (
 )
 from streamrepair.providers import MAX_HEADER_CHARS, WireEnd, WireReasoning, WireText
 from streamrepair.providers.textcalls._kimi import KimiId, kimi_name
-from streamrepair.providers.textcalls._readers import START_MARKERS
+from streamrepair.providers.textcalls._readers import AUTO, START_MARKERS
 from streamrepair.providers.textcalls._region import NameHeader, valid_name
 from streamrepair.providers.textcalls._values import convert_python, convert_text, param_types
 from streamrepair.syntax.changes import change_from_dict, normalize
@@ -213,6 +213,97 @@ SAMPLES: dict[str, Sample] = {
         [("get_weather", {"city": "Oslo"})],
         "",
         "<|call|>",
+    ),
+    "gemma4": Sample(
+        "auto",
+        'Let me look.<|tool_call>call:write_file{path:<|"|>a "b" \\ c.txt<|"|>,mode:644,'
+        'tags:[<|"|>x<|"|>,<|"|>y, z<|"|>],append:true}<tool_call|><|tool_call>call:get_time{}'
+        "<tool_call|><|tool_response>",
+        [
+            (
+                "write_file",
+                {"path": 'a "b" \\ c.txt', "mode": 644, "tags": ["x", "y, z"], "append": True},
+            ),
+            ("get_time", {}),
+        ],
+        "Let me look.",
+        "}<tool_call|>",
+        TOOLS,
+    ),
+    "functiongemma": Sample(
+        "functiongemma",
+        "<start_function_call>call:get_weather{city:<escape>Oslo, NO<escape>,days:2}"
+        "<end_function_call><start_function_response>",
+        [("get_weather", {"city": "Oslo, NO", "days": 2})],
+        "",
+        "<end_function_call>",
+    ),
+    "olmo3": Sample(
+        "auto",
+        'On it.<function_calls>get_weather(city="Oslo", days=2)\nget_time()</function_calls>',
+        [("get_weather", {"city": "Oslo", "days": 2}), ("get_time", {})],
+        "On it.",
+        "days=2)",
+    ),
+    "lfm2": Sample(
+        "auto",
+        "<|tool_call_start|>[get_weather(city='Oslo'), get_time()]<|tool_call_end|>\nDone.",
+        [("get_weather", {"city": "Oslo"}), ("get_time", {})],
+        "\nDone.",
+        "'Oslo')",
+        repairs=["city"],
+    ),
+    "command": Sample(
+        "auto",
+        "<|START_THINKING|>Plan.<|END_THINKING|><|START_ACTION|>[\n"
+        '    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Oslo"}}'
+        '{"tool_call_id": "1", "tool_name": "get_time", "parameters": {}}\n]<|END_ACTION|>',
+        [("get_weather", {"city": "Oslo"}), ("get_time", {})],
+        "<|START_THINKING|>Plan.<|END_THINKING|>",
+        "\n]",
+    ),
+    "hunyuan_a13b": Sample(
+        "auto",
+        '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Oslo"}}]</tool_calls>',
+        [("get_weather", {"city": "Oslo"})],
+        "",
+        "}}]",
+    ),
+    "granite": Sample(
+        "granite",
+        '<|tool_call|>[{"arguments": {"city": "Oslo"}, "name": "get_weather"}]',
+        [("get_weather", {"city": "Oslo"})],
+        "",
+        '"get_weather"}]',
+    ),
+    "granite_tag": Sample(
+        "granite",
+        '<tool_call> [{"name": "get_time", "arguments": {}}]',
+        [("get_time", {})],
+        "",
+        "{}}]",
+    ),
+    "phi4_mini": Sample(
+        "phi4_mini_json",
+        'Sure.\nfunctools[{"name": "get_weather", "arguments": {"city": "Oslo"}}]',
+        [("get_weather", {"city": "Oslo"})],
+        "Sure.\n",
+        "}}]",
+    ),
+    "xlam": Sample(
+        "xlam",
+        '[{"name": "get_weather", "arguments": {"city": "Oslo"}}, {"name": "get_time", '
+        '"arguments": {}}]',
+        [("get_weather", {"city": "Oslo"}), ("get_time", {})],
+        "",
+        "{}}]",
+    ),
+    "xlam_fenced": Sample(
+        "xlam",
+        'Here.\n```json\n[{"name": "get_time", "arguments": {}}]\n```',
+        [("get_time", {})],
+        "Here.\n",
+        "{}}]",
     ),
 }
 
@@ -401,13 +492,19 @@ def test_a_call_cut_before_its_name_is_text() -> None:
 # -- look-alikes and bad markup ------------------------------------------------------------
 
 ALL_MARKERS = sorted({m for ms in START_MARKERS.values() for m in ms})
+#: The format each marker is looked for in: "auto", or the named-only format it opens.
+MARKER_FORMAT = {
+    m: "auto" if any(m in START_MARKERS[f] for f in AUTO) else f.value
+    for f in START_MARKERS
+    for m in START_MARKERS[f]
+}
 
 
 @pytest.mark.parametrize("marker", ALL_MARKERS)
 def test_a_marker_prefix_is_held_only_while_it_could_be_one(marker: str) -> None:
     for k in range(1, len(marker)):
         prefix = marker[:k]
-        stage = TextCallExtractor("auto")
+        stage = TextCallExtractor(MARKER_FORMAT[marker])
         first = stage.feed(WireText(text="ab" + prefix))
         out = "".join(d.text for d in first if isinstance(d, WireText))
         assert out == "ab"  # only the prefix is held
@@ -610,6 +707,21 @@ BAD = [
     "<|python_start|>[1, 2]<|python_end|>",
     "<|channel|><|message|>x",
     "a " * 300 + "<｜tool▁call▁begin｜>" + "n" * (MAX_HEADER_CHARS + 5),
+    "<|tool_call>get_time{}<tool_call|>",
+    "<|tool_call>call:a b{}<tool_call|>",
+    "<start_function_call>call:{x:1}<end_function_call>",
+    "<function_calls>not a call</function_calls>",
+    "<function_calls>f x(a=1)</function_calls>",
+    "<|tool_call_start|>[]<|tool_call_end|>",
+    "<|tool_call_start|>prose<|tool_call_end|>",
+    "<|START_ACTION|>[!!!]<|END_ACTION|>",
+    '<|START_ACTION|>[{"name": "f", "arguments": {}}]<|END_ACTION|>',
+    "<tool_calls>[1, 2]</tool_calls>",
+    '<tool_calls>{"name": "f"}</tool_calls>',
+    '<tool_call>[{"name": "f", "arguments": {}}]</tool_call>',
+    '<|tool_call|>[{"name": "f", "arguments": {}}]',
+    'functools[{"name": "f", "arguments": {}}]',
+    '```json\n[{"name": "f", "arguments": {}}]\n```',
 ]
 
 
@@ -703,6 +815,28 @@ FRAGMENTS = [
     "a b",
     "functions.f x:0",
     ",",
+    "<|tool_call>",
+    "call:f{",
+    "a:",
+    '<|"|>',
+    "<tool_call|>",
+    "<|tool_response>",
+    "<start_function_call>",
+    "<escape>",
+    "<end_function_call>",
+    "<function_calls>",
+    "</function_calls>",
+    "<|tool_call_start|>",
+    "<|START_ACTION|>",
+    "<|END_ACTION|>",
+    '"tool_name": "f"',
+    '"tool_call_id": "0"',
+    '"parameters": {}',
+    "<tool_calls>",
+    "</tool_calls>",
+    "<|tool_call|>",
+    "functools",
+    "```json",
 ]
 
 
@@ -873,6 +1007,131 @@ def test_kimi_ids_become_call_ids_and_repeats_get_new_ones() -> None:
     assert ids == ["functions.get_time:7", "call00002"]
 
 
+# -- the formats of issue 23: what is read, what is refused --------------------------------
+
+
+def outcome(text: str, fmt: str, tools: list[dict[str, Any]] | None = None) -> Any:
+    """Ready calls (name, arguments, repair kinds, notes), refused calls (name, reason)
+    and the text, the same for the whole text and one character at a time."""
+    results = []
+    for pieces in ([text], list(text)):
+        events = run(pieces, fmt, tools=tools)
+        results.append(
+            (
+                [
+                    (e.name, e.arguments, [r.kind.value for r in e.repairs], list(e.notes[1:]))
+                    for e in events
+                    if isinstance(e, ToolCallReady)
+                ],
+                [(e.name, e.reason.value) for e in events if isinstance(e, ToolCallRejected)],
+                texts(events),
+            )
+        )
+    assert results[0] == results[1]
+    return results[0]
+
+
+def test_gemma_values_are_passed_on_as_written_for_the_assembler() -> None:
+    # a single-quoted value is the model's slip: repaired and reported
+    ready, refused, _ = outcome("<|tool_call>call:grep{pattern:'a\\s'}<tool_call|>", "gemma4")
+    assert ready == [("grep", {"pattern": "a\\s"}, ["single_quotes", "invalid_escape"], [])]
+    assert refused == []
+    # two members with no comma between them: unrepairable, not guessed
+    text = "<start_function_call>call:f{a:<escape>x<escape>b:<escape>y<escape>}<end_function_call>"
+    ready, refused, _ = outcome(text, "functiongemma")
+    assert (ready, refused) == ([], [("f", "unrepairable")])
+
+
+def test_a_delimited_value_is_a_string_the_schema_check_may_convert() -> None:
+    text = "<start_function_call>call:count{n:<escape>42<escape>}<end_function_call>"
+    assert outcome(text, "functiongemma")[0] == [("count", {"n": "42"}, [], [])]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "count",
+                "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}},
+            },
+        }
+    ]
+    events = run([text], "functiongemma", tools=tools)
+    ready = [e for e in events if isinstance(e, ToolCallReady)]
+    assert [e.arguments for e in ready] == [{"n": 42}]
+    assert ready[0].schema_repairs
+
+
+def test_gemma_text_after_the_arguments_leaves_the_call_cut_off() -> None:
+    text = "<|tool_call>call:f{a:1} and then<tool_call|>"
+    ready, refused, shown = outcome(text, "gemma4")
+    assert (ready, refused) == ([], [("f", "cut_off")])
+    assert shown == "and then<tool_call|>"
+
+
+def test_gemma_framing_after_a_call_is_dropped_and_text_is_kept() -> None:
+    text = "<|tool_call>call:f{}<tool_call|>\n<tool_call|> <|tool_response>Done <tool_call|>"
+    ready, refused, shown = outcome(text, "gemma4")
+    assert (ready, refused) == ([("f", {}, [], [])], [])
+    assert shown == "Done <tool_call|>"
+
+
+def test_lfm2_reads_what_leaves_no_doubt_and_refuses_guesses() -> None:
+    def call(args: str) -> str:
+        return f"<|tool_call_start|>[f({args})]<|tool_call_end|>"
+
+    ready, refused, _ = outcome(call("c='a\nb'"), "lfm2")
+    assert ready == [("f", {"c": "a\nb"}, ["single_quotes", "raw_control_character"], [])]
+    for args in ("c='sed -n '3,4p' x'", "m=07", "t={'a', 'b'}"):
+        ready, refused, _ = outcome(call(args), "lfm2")
+        assert (ready, [n for n, _ in refused]) == ([], ["f"]), args
+
+
+def test_olmo3_calls_one_a_line_and_prose_after_them() -> None:
+    text = "<function_calls>f(a=1)\ng(b=null)\nThanks for waiting"
+    ready, refused, shown = outcome(text, "olmo3")
+    assert [(n, a) for n, a, _, _ in ready] == [("f", {"a": 1}), ("g", {"b": None})]
+    assert (refused, shown) == ([], "Thanks for waiting")
+
+
+def test_command_ids_and_a_missing_comma() -> None:
+    text = (
+        '<|START_ACTION|>[{"tool_call_id": "7", "tool_name": "f", "parameters": {}}'
+        '{"tool_call_id": "8", "tool_name": "g", "parameters": {}}, '
+        '{"tool_name": "h", "parameters": {"x": 15:30}}]<|END_ACTION|>'
+    )
+    events = run([text], "command")
+    ready = [e for e in events if isinstance(e, ToolCallReady)]
+    assert [(e.call_id, e.name) for e in ready] == [("7", "f"), ("8", "g")]
+    assert "no comma between this call and the one before it in the list" in ready[1].notes
+    rejected = [(e.call_id, e.reason.value) for e in events if isinstance(e, ToolCallRejected)]
+    assert rejected == [("call00003", "unrepairable")]  # its siblings are read
+
+
+def test_a_list_whose_end_never_came_is_cut_off() -> None:
+    for fmt, text in (
+        ("xlam", '[{"name": "f", "arguments": {}}, {"name": "g", "arguments": {}}'),
+        ("hunyuan_a13b", '<tool_calls>[{"name": "f", "arguments": {}}'),
+        ("hunyuan_a13b", '<tool_calls>[{"name": "f", "arguments": {}}</tool_calls>'),
+    ):
+        ready, refused, _ = outcome(text, fmt)
+        assert (ready, {r for _, r in refused}) == ([], {"cut_off"}), text
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text"),
+    [
+        ("granite", '<|tool_call|>[{"name": "f", "arguments": {}}]'),
+        ("granite", '<tool_call>[{"name": "f", "arguments": {}}]'),
+        ("phi4_mini", 'functools[{"name": "f", "arguments": {}}]'),
+        ("xlam", '[{"name": "f", "arguments": {}}]'),
+        ("xlam", '```json\n[{"name": "f", "arguments": {}}]\n```'),
+        ("xlam", '<tool_call>[{"name": "f", "arguments": {}}]</tool_call>'),
+    ],
+)
+def test_named_only_formats_are_read_when_named_and_never_in_auto(fmt: str, text: str) -> None:
+    assert outcome(text, fmt)[0] == [("f", {}, [], [])]
+    assert outcome(text, "auto") == ([], [], text)
+
+
 def test_structured_calls_in_the_same_stream_keep_their_own_deltas() -> None:
     # A structured call whose later deltas carry only its index (as OpenAI sends them),
     # with a call written as text arriving between them: neither takes the other's text.
@@ -1018,6 +1277,12 @@ def test_format_names() -> None:
         ToolCallStream(text_tool_calls="nope")
     with pytest.raises(TypeError):
         TextCallFormat.parse(3)  # type: ignore[arg-type]
+    assert TextCallFormat.parse("granite4") is TextCallFormat.HERMES
+    for name in ("step3p5", "Qwen3.5", "nemotron", "nemotron-3-nano"):
+        assert TextCallFormat.parse(name) is TextCallFormat.QWEN3_CODER
+    assert TextCallFormat.parse("cohere") is TextCallFormat.COMMAND
+    assert TextCallFormat.parse("phi4_mini_json") is TextCallFormat.PHI4_MINI
+    assert TextCallFormat.parse("LFM2.5") is TextCallFormat.LFM2
 
 
 def test_tools_from_a_generator_reach_both_the_stage_and_the_check() -> None:

@@ -13,12 +13,16 @@ The package, from the leaves up (nothing imports upward, so there is no import c
   JSON objects) and ``_rawtext.py`` (raw-text parameter values) for the families;
 * one module per format: ``_hermes.py``, ``_qwen3_coder.py``, ``_glm.py``, ``_toolcall.py``
   (``<tool_call>``, which those three share), ``_deepseek.py``, ``_dsml.py``, ``_kimi.py``,
-  ``_mistral.py``, ``_llama.py`` (Llama 3 JSON and pythonic lists), ``_harmony.py``;
+  ``_mistral.py``, ``_llama.py`` (Llama 3 JSON and pythonic lists), ``_harmony.py``,
+  ``_gemma.py`` (Gemma 4 and FunctionGemma), ``_olmo3.py``, ``_lfm2.py`` (pythonic calls
+  in tags), ``_calllist.py`` (JSON arrays of calls) with ``_command.py``, ``_hunyuan.py``,
+  ``_granite.py``, ``_phi4.py``, ``_xlam.py``;
 * ``_readers.py``: the table, format -> its start markers and the region each opens;
 * ``_extractor.py``: :class:`TextCallExtractor` (its theory of operation).
 
 Adding a format: its member (with vLLM's parser name as an alias) and its start markers
-in ``_formats.py``, a module with its ``Region`` subclass, one row in ``_readers.py``.
+in ``_formats.py``, a module with its ``Region`` subclass, one row in ``_readers.py``
+(``named_only`` keeps it out of ``auto``).
 
 No I/O. The names are imported on first use.
 """

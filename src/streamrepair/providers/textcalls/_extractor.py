@@ -43,8 +43,10 @@ Formats (:class:`TextCallFormat`, the details in ``docs/text-tool-calls.md``): H
 Qwen2.5 / Qwen3 ``<tool_call>`` JSON, Qwen3-Coder XML, GLM-4.5+ ``<arg_key>`` pairs,
 DeepSeek V3/R1/V3.1 tokens, DeepSeek V3.2 DSML, Kimi K2 sections, Mistral
 ``[TOOL_CALLS]``, Llama 3.x JSON and ``<|python_tag|>``, Llama 4 pythonic lists, gpt-oss
-Harmony. ``auto`` looks for every marker-led format and keeps the format of the first
-call it confirms (bare JSON and bare pythonic lists have no marker: name them).
+Harmony, Gemma 4 and FunctionGemma, OLMo 3, LFM2, Command, Hunyuan-A13B; Granite 3.x,
+Phi-4-mini and xLAM when named. ``auto`` looks for every marker-led format not marked
+``named_only`` and keeps the format of the first call it confirms (bare JSON and bare
+pythonic lists have no marker: name them).
 
 Calls are read from reasoning too, except for the formats models draft while thinking
 (``<tool_call>`` and its kin, bare JSON and pythonic: QwenLM/Qwen3#1459): those are
@@ -78,7 +80,7 @@ from ..wire import (
 )
 from ._contract import Markup
 from ._formats import THINK_CLOSE, THINK_OPEN, TextCallFormat
-from ._readers import BARE, DRAFTED, START_MARKERS, bare_region, region_for
+from ._readers import AUTO, BARE, DRAFTED, START_MARKERS, bare_region, region_for
 from ._scan import MAX_HEADER_CHARS, WS, MarkerSet
 from ._values import dumps
 
@@ -393,9 +395,10 @@ class TextCallExtractor:
     # -- what the regions ask (the Stage of _contract.py) and the channels call ----------
 
     def allows(self, fmt: TextCallFormat) -> bool:
-        """Whether calls in ``fmt`` may be read now."""
+        """Whether calls in ``fmt`` may be read now (in ``auto``, the formats it looks for,
+        until the first call is confirmed)."""
         locked = self._locked
-        return locked is None or fmt is locked
+        return fmt in AUTO if locked is None else fmt is locked
 
     def lock(self, fmt: TextCallFormat) -> None:
         """A call in ``fmt`` was confirmed: in ``auto``, keep to that format."""
@@ -461,7 +464,7 @@ class TextCallExtractor:
         key = (locked, channel.think, channel.reasoning)
         found = self._markers.get(key)
         if found is None:
-            formats = [locked] if locked is not None else list(START_MARKERS)
+            formats = [locked] if locked is not None else list(AUTO)
             markers: set[str] = set()
             for fmt in formats:
                 if drafted_ok or fmt not in DRAFTED:
@@ -539,6 +542,8 @@ class TextCallExtractor:
         chars: set[str] = set()
         for fmt, starts in START_MARKERS.items():
             if self._locked is not None and fmt is not self._locked:
+                continue
+            if self._locked is None and fmt not in AUTO:
                 continue
             chars.update(s[0] for s in starts)
         if self._locked is None or self._locked in DRAFTED:

@@ -12,21 +12,30 @@ import enum
 from typing import Final
 
 __all__ = [
+    "COMMAND_ACTION",
     "DEEPSEEK_CALL",
     "DEEPSEEK_CALLS",
     "DSML_CALLS",
     "FUNCTION",
+    "FUNCTIONGEMMA_CALL",
+    "GEMMA4_CALL",
+    "GRANITE_CALL",
     "HARMONY_CHANNEL",
     "HARMONY_START",
+    "HUNYUAN_CALLS",
     "KIMI_CALL",
     "KIMI_SECTION",
     "KIMI_SECTION_SINGULAR",
+    "LFM2_CALLS",
     "MISTRAL_CALLS",
+    "OLMO3_CALLS",
+    "PHI4_CALLS",
     "PYTHON_START",
     "PYTHON_TAG",
     "THINK_CLOSE",
     "THINK_OPEN",
     "TOOL_CALL",
+    "XLAM_FENCE",
     "TextCallFormat",
 ]
 
@@ -63,6 +72,28 @@ class TextCallFormat(enum.Enum):
     #: ``<|channel|>commentary to=functions.name <|constrain|>json<|message|>{...}<|call|>``:
     #: gpt-oss (its analysis channel becomes reasoning).
     HARMONY = "harmony"
+    #: ``<|tool_call>call:name{key:<|"|>text<|"|>,n:42}<tool_call|>``: Gemma 4.
+    GEMMA4 = "gemma4"
+    #: ``<start_function_call>call:name{key:<escape>text<escape>}<end_function_call>``:
+    #: FunctionGemma.
+    FUNCTIONGEMMA = "functiongemma"
+    #: ``<function_calls>f(a="x")\ng(b=1)</function_calls>``: OLMo 3 (a Python call a line).
+    OLMO3 = "olmo3"
+    #: ``<|tool_call_start|>[f(a="x"), g()]<|tool_call_end|>``: LFM2, LFM2.5.
+    LFM2 = "lfm2"
+    #: ``<|START_ACTION|>[{"tool_call_id": ..., "tool_name": ..., "parameters": {...}}]
+    #: <|END_ACTION|>``: Cohere Command A, Command R7B.
+    COMMAND = "command"
+    #: ``<tool_calls>[{"name": ..., "arguments": {...}}]</tool_calls>``: Hunyuan-A13B.
+    HUNYUAN_A13B = "hunyuan_a13b"
+    #: ``<|tool_call|>[{...}]`` or ``<tool_call>[{...}]``: Granite 3.x (named only, never
+    #: in ``auto``).
+    GRANITE = "granite"
+    #: ``functools[{"name": ..., "arguments": {...}}]``: Phi-4-mini (named only).
+    PHI4_MINI = "phi4_mini"
+    #: A reply that is ``[{"name": ..., "arguments": {...}}]``, fenced as ```` ```json ````
+    #: or inside ``<tool_call>``: xLAM-2 (named only).
+    XLAM = "xlam"
 
     @classmethod
     def parse(cls, name: TextCallFormat | str) -> TextCallFormat:
@@ -114,6 +145,15 @@ _ALIASES: Final[dict[str, TextCallFormat]] = {
     "llama4_pythonic": TextCallFormat.PYTHONIC,
     "gpt_oss": TextCallFormat.HARMONY,
     "openai": TextCallFormat.HARMONY,
+    "granite4": TextCallFormat.HERMES,
+    "step3p5": TextCallFormat.QWEN3_CODER,
+    "qwen35": TextCallFormat.QWEN3_CODER,
+    "nemotron": TextCallFormat.QWEN3_CODER,
+    "nemotron_3_nano": TextCallFormat.QWEN3_CODER,
+    "lfm25": TextCallFormat.LFM2,
+    "cohere": TextCallFormat.COMMAND,
+    "cohere_command": TextCallFormat.COMMAND,
+    "phi4_mini_json": TextCallFormat.PHI4_MINI,
 }
 
 _LABELS: Final[dict[TextCallFormat, str]] = {
@@ -128,6 +168,15 @@ _LABELS: Final[dict[TextCallFormat, str]] = {
     TextCallFormat.LLAMA3_JSON: "Llama 3 JSON",
     TextCallFormat.PYTHONIC: "pythonic call list",
     TextCallFormat.HARMONY: "Harmony commentary",
+    TextCallFormat.GEMMA4: "Gemma 4 <|tool_call>",
+    TextCallFormat.FUNCTIONGEMMA: "FunctionGemma <start_function_call>",
+    TextCallFormat.OLMO3: "OLMo 3 <function_calls>",
+    TextCallFormat.LFM2: "LFM2 <|tool_call_start|>",
+    TextCallFormat.COMMAND: "Command <|START_ACTION|>",
+    TextCallFormat.HUNYUAN_A13B: "Hunyuan <tool_calls>",
+    TextCallFormat.GRANITE: "Granite tool-call list",
+    TextCallFormat.PHI4_MINI: "Phi-4-mini functools",
+    TextCallFormat.XLAM: "xLAM call list",
 }
 
 
@@ -157,6 +206,24 @@ PYTHON_START: Final = "<|python_start|>"
 #: gpt-oss Harmony: a message's header (``<|start|>`` names its author first).
 HARMONY_CHANNEL: Final = "<|channel|>"
 HARMONY_START: Final = "<|start|>"
+
+#: Gemma 4 and FunctionGemma.
+GEMMA4_CALL: Final = "<|tool_call>"
+FUNCTIONGEMMA_CALL: Final = "<start_function_call>"
+#: OLMo 3: Python calls, one a line.
+OLMO3_CALLS: Final = "<function_calls>"
+#: LFM2, LFM2.5: a pythonic call list.
+LFM2_CALLS: Final = "<|tool_call_start|>"
+#: Cohere Command A / R7B: a JSON array of actions.
+COMMAND_ACTION: Final = "<|START_ACTION|>"
+#: Hunyuan-A13B: a JSON array of calls.
+HUNYUAN_CALLS: Final = "<tool_calls>"
+#: Granite 3.0's token before its JSON array (3.1+ write ``<tool_call>``).
+GRANITE_CALL: Final = "<|tool_call|>"
+#: Phi-4-mini: a vocabulary token right before its JSON array (an English word: named only).
+PHI4_CALLS: Final = "functools"
+#: xLAM: a JSON array of calls in a markdown fence.
+XLAM_FENCE: Final = "```json"
 
 #: A thinking block in the content: the drafted formats are not read inside it.
 THINK_OPEN: Final = "<think>"

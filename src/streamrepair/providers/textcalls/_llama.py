@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ._contract import Channel, Stage
-from ._formats import PYTHON_START, PYTHON_TAG, TextCallFormat
+from ._formats import PYTHON_TAG, TextCallFormat
 from ._region import MAX_NAME_CHARS, PY_NAME, Region, escape
 from ._scan import MAX_HEADER_CHARS, WS, MarkerSet, PyExtent
 from ._values import convert_python
@@ -78,14 +78,19 @@ class PythonicRegion(Region):
 
     fmt = TextCallFormat.PYTHONIC
     OPEN_PAREN = MarkerSet(["("])
+    #: What may close the calls after their list (or, without ``BRACKETS``, after the
+    #: last call): taken when it is there.
     END = MarkerSet(["<|python_end|>"])
+    #: The calls are a list, ``[f(), g()]``; without it, one call a line, ``f()\ng()``,
+    #: up to ``END`` (OLMo 3's ``<function_calls>``).
+    BRACKETS = True
 
     def __init__(
         self, stage: Stage, ch: Channel, opener: str, marker: str = "", *, single: bool = False
     ) -> None:
         super().__init__(stage, ch, opener, marker)
         self.single = single
-        self.tagged = self.marker == PYTHON_START
+        self.tagged = bool(self.marker) and not single  # END may follow the list
         self.name = ""
         self.key = ""
         self.literal = PyExtent()
@@ -94,6 +99,9 @@ class PythonicRegion(Region):
     def begin(self, final: bool) -> bool:
         if self.single:
             self.fmt = TextCallFormat.LLAMA3_JSON
+            self.state = self.call_name
+            return True
+        if not self.BRACKETS:
             self.state = self.call_name
             return True
         if not self.skip_ws():
@@ -224,6 +232,8 @@ class PythonicRegion(Region):
     def after_call(self, final: bool) -> bool:
         if not self.frame():
             return self.wait(final)
+        if not self.BRACKETS:
+            return self.next_line(final)
         c = self.buf[self.pos]
         if c == ",":
             self.take(self.pos + 1)
@@ -237,6 +247,22 @@ class PythonicRegion(Region):
                 return True
             return self.done()
         return self.fail()
+
+    def next_line(self, final: bool) -> bool:
+        """Without ``BRACKETS``: after a call and its whitespace, ``END`` ends the calls,
+        a name begins the next one."""
+        buf, pos = self.buf, self.pos
+        found = self.END.at(buf, pos)
+        if found == "":
+            return self.wait(final)
+        if found:
+            self.take(pos + len(found))
+            self.mark()
+            return self.done()
+        if PY_NAME.match(buf, pos) is None:
+            return self.fail()
+        self.state = self.call_name
+        return True
 
     def python_end(self, final: bool) -> bool:
         if not self.skip_ws():

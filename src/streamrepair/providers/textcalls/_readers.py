@@ -14,32 +14,49 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from ._command import CommandRegion
 from ._contract import Channel, Stage
 from ._deepseek import DeepSeekRegion
 from ._dsml import DsmlRegion
 from ._formats import (
+    COMMAND_ACTION,
     DEEPSEEK_CALL,
     DEEPSEEK_CALLS,
     DSML_CALLS,
     FUNCTION,
+    FUNCTIONGEMMA_CALL,
+    GEMMA4_CALL,
+    GRANITE_CALL,
     HARMONY_CHANNEL,
     HARMONY_START,
+    HUNYUAN_CALLS,
     KIMI_CALL,
     KIMI_SECTION,
     KIMI_SECTION_SINGULAR,
+    LFM2_CALLS,
     MISTRAL_CALLS,
+    OLMO3_CALLS,
+    PHI4_CALLS,
     PYTHON_START,
     PYTHON_TAG,
     TOOL_CALL,
+    XLAM_FENCE,
     TextCallFormat,
 )
+from ._gemma import FunctionGemmaRegion, GemmaRegion
+from ._granite import GraniteRegion
 from ._harmony import HarmonyRegion
+from ._hunyuan import HunyuanRegion
 from ._kimi import KimiRegion
+from ._lfm2 import Lfm2Region
 from ._llama import LlamaRegion, PythonicRegion
 from ._mistral import MistralRegion
+from ._olmo3 import Olmo3Region
+from ._phi4 import Phi4MiniRegion
 from ._qwen3_coder import FunctionRegion
 from ._region import Region
 from ._toolcall import ToolCallTag
+from ._xlam import XlamRegion
 
 __all__: list[str] = []
 
@@ -58,6 +75,10 @@ class FormatReader:
     #: region that reads it: only at the start of the content, and only once the format
     #: is known (bare markup has no marker for ``auto`` to find).
     bare: tuple[str, type[Region]] | None = None
+    #: Read only when the format is named, never in ``auto``: its markers are ordinary
+    #: text elsewhere (Phi-4-mini's ``functools``), or it is an older format whose
+    #: markup another format shares (Granite 3.x and xLAM lists in ``<tool_call>``).
+    named_only: bool = False
 
 
 READERS: Final[dict[TextCallFormat, FormatReader]] = {
@@ -85,6 +106,22 @@ READERS: Final[dict[TextCallFormat, FormatReader]] = {
     TextCallFormat.HARMONY: FormatReader(
         opens={HARMONY_CHANNEL: HarmonyRegion, HARMONY_START: HarmonyRegion}
     ),
+    TextCallFormat.GEMMA4: FormatReader(opens={GEMMA4_CALL: GemmaRegion}),
+    TextCallFormat.FUNCTIONGEMMA: FormatReader(opens={FUNCTIONGEMMA_CALL: FunctionGemmaRegion}),
+    TextCallFormat.OLMO3: FormatReader(opens={OLMO3_CALLS: Olmo3Region}, drafted=True),
+    TextCallFormat.LFM2: FormatReader(opens={LFM2_CALLS: Lfm2Region}, drafted=True),
+    TextCallFormat.COMMAND: FormatReader(opens={COMMAND_ACTION: CommandRegion}),
+    TextCallFormat.HUNYUAN_A13B: FormatReader(opens={HUNYUAN_CALLS: HunyuanRegion}, drafted=True),
+    TextCallFormat.GRANITE: FormatReader(
+        opens={GRANITE_CALL: GraniteRegion, TOOL_CALL: ToolCallTag}, drafted=True, named_only=True
+    ),
+    TextCallFormat.PHI4_MINI: FormatReader(opens={PHI4_CALLS: Phi4MiniRegion}, named_only=True),
+    TextCallFormat.XLAM: FormatReader(
+        opens={XLAM_FENCE: XlamRegion, TOOL_CALL: ToolCallTag, MISTRAL_CALLS: MistralRegion},
+        drafted=True,
+        bare=("[", XlamRegion),
+        named_only=True,
+    ),
 }
 
 
@@ -105,6 +142,8 @@ def _regions_by_marker() -> dict[str, type[Region]]:
 START_MARKERS: Final[dict[TextCallFormat, tuple[str, ...]]] = {
     fmt: tuple(reader.opens) for fmt, reader in READERS.items()
 }
+#: The formats ``auto`` looks for (every format not marked ``named_only``).
+AUTO: Final = frozenset(fmt for fmt, reader in READERS.items() if not reader.named_only)
 #: Formats models also write while thinking, as drafts: not read in reasoning or <think>.
 DRAFTED: Final = frozenset(fmt for fmt, reader in READERS.items() if reader.drafted)
 #: Formats whose reply may be the bare markup with no marker: the character it begins with.

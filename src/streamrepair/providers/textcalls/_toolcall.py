@@ -1,15 +1,17 @@
-"""``<tool_call>``, the start marker Hermes, Qwen3-Coder and GLM share: what follows the
-tag says which format it is, and the markup read so far is handed to that format's
-region."""
+"""``<tool_call>``, the start marker Hermes, Qwen3-Coder and GLM share (and, when named,
+Granite 3.x and xLAM): what follows the tag says which format it is, and the markup read
+so far is handed to that format's region."""
 
 from __future__ import annotations
 
 from ._formats import FUNCTION, TextCallFormat
 from ._glm import GlmRegion
+from ._granite import GraniteRegion
 from ._hermes import HermesRegion
 from ._qwen3_coder import FunctionRegion
 from ._region import NAME_START, Region
 from ._scan import MarkerSet
+from ._xlam import XlamRegion
 
 __all__: list[str] = []
 
@@ -18,7 +20,8 @@ _FUNCTION_OPEN = MarkerSet([FUNCTION])
 
 class ToolCallTag(Region):
     """``<tool_call>``: a ``{`` is Hermes JSON, ``<function=`` Qwen3-Coder XML, a name
-    right after the tag GLM (among the formats allowed now); anything else is text."""
+    right after the tag GLM, a ``[`` a Granite or xLAM list (among the formats allowed
+    now: those two only when named); anything else is text."""
 
     gap = False  # whitespace came between the tag and what follows
 
@@ -32,6 +35,10 @@ class ToolCallTag(Region):
         c = buf[pos]
         if c == "{" and stage.allows(TextCallFormat.HERMES):
             return self.become(HermesRegion)
+        if c == "[" and stage.allows(TextCallFormat.GRANITE):
+            return self.become(GraniteRegion)
+        if c == "[" and stage.allows(TextCallFormat.XLAM):
+            return self.become(XlamRegion)
         if c == "<" and stage.allows(TextCallFormat.QWEN3_CODER):
             found = _FUNCTION_OPEN.at(buf, pos)
             if found == "":

@@ -26,10 +26,16 @@ class WrappedRegion(Region):
     that is one of the tools, when tools are given)."""
 
     bare = False
+    #: The wrapper's member that names the tool, the members that hold the arguments, and
+    #: the member that holds the model's own call id (read when it comes before the name).
+    NAME_KEY = "name"
+    ARGUMENT_KEYS: tuple[str, ...] = ("arguments", "parameters")
+    ID_KEY: str | None = None
 
     def __init__(self, stage: Stage, ch: Channel, opener: str, marker: str = "") -> None:
         super().__init__(stage, ch, opener, marker)
         self.pending: list[str] = []  # argument text read before the name
+        self.call_id: str | None = None  # the model's id for the next call
 
     def end_marker(self) -> str | None:
         """What closes a call of this region (for the tracker's notes)."""
@@ -77,6 +83,10 @@ class WrappedRegion(Region):
         else:
             self.pending.append(piece)
 
+    def w_id(self, call_id: str) -> None:
+        """The model's id for the call (``ID_KEY``), read before its name."""
+        self.call_id = call_id or None
+
     def w_skipped(self, key: str) -> None:
         if self.call is not None:
             if key not in _WRAPPER_KEYS:
@@ -84,7 +94,8 @@ class WrappedRegion(Region):
             self.mark()
 
     def _open_wrapped(self, name: str) -> None:
-        call = self.open(name, end_marker=self.end_marker())
+        call = self.open(name, call_id=self.call_id, end_marker=self.end_marker())
+        self.call_id = None
         if self.pending:
             call.args("".join(self.pending))
             self.pending = []
@@ -95,9 +106,9 @@ class Wrapper:
     """One JSON object ``{"name": N, "arguments": {...}}`` read piece by piece (Hermes,
     Mistral, Llama), telling its owner region what it finds: the name, the arguments'
     text as it arrives (``"parameters"`` is read the same). Other members are skipped.
-    ``ends`` markers met outside strings stop it (``hit``)."""
-
-    ARGUMENT_KEYS: Final = ("arguments", "parameters")
+    ``ends`` markers met outside strings stop it (``hit``). The owner says which members
+    are the name, the arguments and the call id (Command's ``tool_name``, ``parameters``,
+    ``tool_call_id``)."""
 
     def __init__(self, owner: WrappedRegion, ends: MarkerSet | None) -> None:
         self.owner = owner
@@ -192,12 +203,14 @@ class Wrapper:
         o = self.owner
         if not o.skip_ws():
             return o.wait(final)
-        if self.key == "name" and self.name is None:
+        if self.key == o.NAME_KEY and self.name is None:
             if o.buf[o.pos] != '"':
                 return self._break()
             return self._string_start(self.name_text)
+        if self.key == o.ID_KEY and self.name is None and o.buf[o.pos] == '"':
+            return self._string_start(self.id_text)
         self.extent = JsonExtent(self.ends, whole=True)
-        if self.key in self.ARGUMENT_KEYS and not self.had_args:
+        if self.key in o.ARGUMENT_KEYS and not self.had_args:
             self.had_args = True
             if not o.w_args_begin(self):
                 return self._break()
@@ -230,6 +243,13 @@ class Wrapper:
             self.name = name
             if not self.owner.w_named(name, self):
                 return self._break()
+            self.state = self.after_value
+        return True
+
+    def id_text(self, final: bool) -> bool:
+        call_id = self._string(final)
+        if call_id is not None:
+            self.owner.w_id(call_id)
             self.state = self.after_value
         return True
 
