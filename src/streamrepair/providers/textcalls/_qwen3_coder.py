@@ -8,7 +8,7 @@ from ._contract import Channel, Stage
 from ._formats import TextCallFormat
 from ._rawtext import TextValue, ValueRegion
 from ._region import MAX_NAME_CHARS, NameHeader, valid_name
-from ._scan import JsonExtent, MarkerSet
+from ._scan import MAX_HEADER_CHARS, WS, JsonExtent, MarkerSet
 from ._values import param_types
 
 __all__: list[str] = []
@@ -79,7 +79,7 @@ class FunctionRegion(ValueRegion):
         self.drop(found)
         if found == "</function>":
             self.args("{}")
-            self.state = self.after_function
+            self.function_closed()
         else:
             self.args("{")
             self.state = self.param_name
@@ -90,7 +90,7 @@ class FunctionRegion(ValueRegion):
         if isinstance(end, bool):
             return end
         self.drop(end)
-        self.state = self.after_function
+        self.function_closed()
         return True
 
     def param_name(self, final: bool) -> bool:
@@ -170,20 +170,45 @@ class FunctionRegion(ValueRegion):
         self.mark()
         self.args("}")
         if found == "</function>":
-            self.state = self.after_function
+            self.function_closed()
             return True
         assert self.call is not None
         self.call.note("the call had no </function>")
         self.close()
         return self.done()
 
+    def function_closed(self) -> None:
+        """``</function>`` was taken. Wrapped, the call ends at ``</tool_call>``;
+        without the wrapper ``</function>`` is its end: it is finished now."""
+        if self.wrapped:
+            self.state = self.after_function
+            return
+        self.close()
+        self.state = self.stray_close
+
     def after_function(self, final: bool) -> bool:
-        if not self.wrapped:
-            self.close()
-            return self.done()
         found = self.expect(self.TOOL_END, final)
         if isinstance(found, bool):
             return found
         self.mark()
         self.close()
+        return self.done()
+
+    def stray_close(self, final: bool) -> bool:
+        """After an unwrapped call: a ``</tool_call>`` (after whitespace) is the closing
+        half of the wrapper whose opening the model skipped (llama.cpp's Qwen3-Coder
+        parser: "some models skip the opening <tool_call>"), dropped as framing; anything
+        else is text again, the whitespace left to the channel."""
+        buf = self.buf
+        i = j = self.pos
+        n = len(buf)
+        while j < n and buf[j] in WS:
+            j += 1
+        if j - i > MAX_HEADER_CHARS:
+            return self.done()
+        found = self.TOOL_END.at(buf, j) if j < n else ""
+        if found == "":
+            return self.done() if final else False
+        if found is not None:
+            self.drop(buf[i : j + len(found)])
         return self.done()

@@ -55,8 +55,8 @@ class FormatReader:
     #: ``<think>`` block of the content (QwenLM/Qwen3#1459).
     drafted: bool = False
     #: The first character of a reply that is the bare markup, with no marker, and the
-    #: region that reads it: only at the start of the content, and only once the format
-    #: is known (bare markup has no marker for ``auto`` to find).
+    #: region that reads it: only at the start of the content, in the format named, or
+    #: in ``auto`` when tools are given (a call then only to one of them).
     bare: tuple[str, type[Region]] | None = None
 
 
@@ -111,6 +111,8 @@ DRAFTED: Final = frozenset(fmt for fmt, reader in READERS.items() if reader.draf
 BARE: Final[dict[TextCallFormat, str]] = {
     fmt: reader.bare[0] for fmt, reader in READERS.items() if reader.bare is not None
 }
+#: The first character of a bare reply -> its format (what ``auto`` tries, with tools).
+BARE_BY_CHAR: Final[dict[str, TextCallFormat]] = {char: fmt for fmt, char in BARE.items()}
 _OPENS: Final = _regions_by_marker()
 
 
