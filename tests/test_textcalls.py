@@ -279,6 +279,65 @@ SAMPLES: dict[str, Sample] = {
         "<|end|>",
         stop_end='{"city": "Oslo"}',
     ),
+    # issue 23: the formats read since
+    "dsml_v4": Sample(
+        "auto",
+        'Sure.\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter '
+        'name="city" string="true">Oslo</｜DSML｜parameter>\n<｜DSML｜parameter name="days" '
+        'string="false">2</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>',
+        [("get_weather", {"city": "Oslo", "days": 2})],
+        "Sure.\n\n",
+        "</｜DSML｜invoke>",
+    ),
+    "kimi_k3": Sample(
+        "auto",
+        "Thinking.<|close|>think<|sep|><|open|>response<|sep|>Checking.<|close|>response<|sep|>"
+        '<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|><|open|>argument '
+        'key="city" type="string"<|sep|>Oslo<|close|>argument<|sep|><|open|>argument key="days" '
+        'type="number"<|sep|>2<|close|>argument<|sep|><|close|>call<|sep|><|open|>call '
+        'tool="get_time" index="2"<|sep|><|close|>call<|sep|><|close|>tools<|sep|>'
+        "<|close|>message<|sep|>",
+        [("get_weather", {"city": "Oslo", "days": 2}), ("get_time", {})],
+        "Thinking.<|close|>think<|sep|>Checking.",
+        "<|close|>call<|sep|>",
+    ),
+    "minimax_m2": Sample(
+        "minimax_m2",
+        'Writing.\n<minimax:tool_call>\n<invoke name="write_file">\n<parameter name="path">a.py'
+        '</parameter>\n<parameter name="mode">644</parameter>\n</invoke>\n<invoke name="get_time">'
+        "\n</invoke>\n</minimax:tool_call>",
+        [("write_file", {"path": "a.py", "mode": 644}), ("get_time", {})],
+        "Writing.\n",
+        "</invoke>",
+        TOOLS,
+        repairs=["mode"],
+    ),
+    "minimax_m3": Sample(
+        "auto",
+        "<mm:think>Plan.</mm:think>]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke "
+        'name="write_file">]<]minimax[>[<path>a.py]<]minimax[>[</path>]<]minimax[>[<tags>'
+        "]<]minimax[>[<item>x]<]minimax[>[</item>]<]minimax[>[<item>y]<]minimax[>[</item>"
+        "]<]minimax[>[</tags>]<]minimax[>[<mode>644]<]minimax[>[</mode>]<]minimax[>[</invoke>\n"
+        "]<]minimax[>[</tool_call>",
+        [("write_file", {"path": "a.py", "tags": ["x", "y"], "mode": 644})],
+        "<mm:think>Plan.</mm:think>",
+        "]<]minimax[>[</invoke>",
+        TOOLS,
+        repairs=["mode"],
+    ),
+    "seed_oss": Sample(
+        "seed_oss",
+        "<seed:think>Draft: <seed:tool_call><function=get_time></function></seed:tool_call>"
+        "</seed:think>\n<seed:tool_call>\n<function=write_file>\n<parameter=path>a.py</parameter>"
+        "\n<parameter=content>x = 1\n</parameter>\n<parameter=mode>644</parameter>\n</function>"
+        "\n</seed:tool_call>",
+        [("write_file", {"path": "a.py", "content": "x = 1\n", "mode": 644})],
+        "<seed:think>Draft: <seed:tool_call><function=get_time></function></seed:tool_call>"
+        "</seed:think>",
+        "</function>\n</seed:tool_call>",
+        TOOLS,
+        repairs=["mode"],
+    ),
     "kimi_k2_malformed_id": Sample(
         "kimi_k2",
         "<|tool_calls_section_begin|><|tool_call_begin|>functions.bad.0<|tool_call_argument_begin|>"
@@ -517,6 +576,12 @@ UNDECIDED = [  # (format, text, how many of its first characters are a call's ma
     ("pythonic", "[f(a" + " " * 2000 + "="),
     ("pythonic", "[" + "f" * 2000),
     ("llama3_json", "{" + " " * 2000 + '"name"'),
+    ("auto", "<|open|>tools" + " " * 2000 + "x"),
+    ("auto", '<|open|>call tool="' + "x" * 2000),
+    ("auto", "<minimax:tool_call>" + " " * 2000 + "x"),
+    ("auto", '<minimax:tool_call><invoke name="' + "x" * 2000),
+    ("auto", "]<]minimax[>[<tool_call>" + " " * 2000 + "x"),
+    ("seed_oss", "<seed:tool_call>" + " " * 2000 + "x"),
     ("glm", "<tool_call>get_time\n<arg_key>" + "k" * 2000),  # a call with a runaway key
 ]
 MARKUP = {len(UNDECIDED) - 1: len("<tool_call>get_time\n")}
@@ -578,6 +643,12 @@ RULED_OUT = [
     ("auto", True, '{"c'),  # ... and only "name" first, as the template writes it
     ("auto", True, '{"name": "get_time", "x'),
     ("auto", False, "<tool_call> get_weather\nx"),  # after a space, only with <arg_key>
+    ("auto", False, "<｜DSML｜tool_calls>\nx"),
+    ("auto", False, "<|open|>th"),  # XTML: only the tags that frame or hold calls
+    ("kimi_k3", False, "x<|close|>t"),
+    ("auto", False, "<minimax:tool_call>\n<x"),
+    ("auto", False, "]<]minimax[>[<tool_call>\nx"),
+    ("seed_oss", False, "<seed:tool_call>\n<fun "),
 ]
 
 
@@ -776,16 +847,40 @@ FRAGMENTS = [
     "<|channel|>",
     "<|message|>",
     "<|call|>",
+    "<｜DSML｜tool_calls>",
+    "<|open|>tools<|sep|>",
+    '<|open|>call tool="f" index="1"<|sep|>',
+    '<|open|>argument key="a" type="number"<|sep|>',
+    "<|close|>argument<|sep|>",
+    "<|close|>call<|sep|>",
+    "<|close|>response<|sep|>",
+    "<minimax:tool_call>",
+    '<invoke name="f">',
+    '<parameter name="a">',
+    "</invoke>",
+    "]<]minimax[>[",
+    "<a>",
+    "</a>",
+    "<seed:tool_call>",
+    "<seed:think>",
+    "</seed:think>",
     "\n",
     " ",
     "prose",
     "<",
     "[",
     "get_weather",
+    '{"name": "get_time", "parameters": ',
+    "[get_time(",
     "a b",
     "functions.f x:0",
     ",",
 ]
+
+
+# Markup that frames text rather than calls, removed without a call: Harmony's message
+# headers (the final channel's text is the reply), Kimi K3's response and message tags.
+FRAMING = ("<|channel|>", "<|start|>", "<|open|>", "<|close|>")
 
 
 @settings(max_examples=300, deadline=None)
@@ -793,19 +888,24 @@ FRAGMENTS = [
     st.lists(st.sampled_from(FRAGMENTS), max_size=30),
     st.lists(st.integers(0, 600), max_size=10),
     st.sampled_from([f.value for f in TextCallFormat]),
+    st.booleans(),
 )
-def test_fuzz_any_text_any_split(parts: list[str], cuts: list[int], fmt: str) -> None:
+def test_fuzz_any_text_any_split(
+    parts: list[str], cuts: list[int], fmt: str, with_tools: bool
+) -> None:
     text = "".join(parts)
-    whole = run([text], fmt)
+    tools = TOOLS if with_tools else None
+    whole = run([text], fmt, tools=tools)
     # Previews are left out: once arguments are unrepairable (fragments often are) the
     # tracker stops previewing, so the last preview depends on which delta broke them.
-    assert summary(run(split(text, cuts), fmt), previews=False) == summary(whole, previews=False)
+    pieces = run(split(text, cuts), fmt, tools=tools)
+    assert summary(pieces, previews=False) == summary(whole, previews=False)
     assert isinstance(whole[-1], Done)
     started = {e.call_id for e in whole if isinstance(e, ToolCallStarted)}
     judged = {e.origin_id for e in whole if isinstance(e, ToolCallReady)}
     judged |= {e.call_id for e in whole if isinstance(e, ToolCallRejected)}
     assert started <= judged  # every announced call is judged
-    if not started:
+    if not started and not any(tag in text for tag in FRAMING):
         assert texts(whole) == text  # nothing found: every character comes back out
     out = iter(text)
     shown = "".join(e.text for e in whole if isinstance(e, TextDelta | ReasoningDelta))

@@ -102,19 +102,19 @@ FORMATS: dict[str, str | None] = {
     "harmony": "harmony",
     "gpt-oss": "harmony",
     # not read yet
-    "deepseek_v4": None,
-    "kimi_k3": None,
-    "Kimi-K3.jinja": None,
+    "deepseek_v4": "dsml_v4",
+    "kimi_k3": "kimi_k3",
+    "Kimi-K3.jinja": "kimi_k3",
     "gemma4": None,
     "functiongemma": None,
-    "minimax_m2": None,
-    "MiniMax-M2.jinja": None,
-    "MiniMax-M3.jinja": None,
+    "minimax_m2": "minimax_m2",
+    "MiniMax-M2.jinja": "minimax_m2",
+    "MiniMax-M3.jinja": "minimax_m3",
     "granite": None,
     "hunyuan_a13b": None,
     "hy_v4": None,
-    "seed_oss": None,
-    "ByteDance-Seed-OSS.jinja": None,
+    "seed_oss": "seed_oss",
+    "ByteDance-Seed-OSS.jinja": "seed_oss",
     "step3": None,
     "xlam": None,
     "phi4_mini_json": None,
@@ -299,6 +299,7 @@ KEEPS_TEXT: dict[str, str] = {
 REFUSES: dict[str, frozenset[str]] = {
     "sglang/deepseek_v32/non_json_in_string_false": frozenset({"write_note"}),
     "sglang/deepseek_v4/non_json_in_string_false": frozenset({"write_note"}),
+    "sglang/kimi_k3/typed_values": frozenset({"python"}),
     "vllm/hermes/bare_string_arguments": frozenset({"do_thing"}),
     "vllm/openai/several_messages": frozenset({"not_json_no_content_type"}),
 }
@@ -394,20 +395,14 @@ AUTO_NOT_COMPARED: dict[str, str] = {
 
 # Cases of a format not read yet that already read right through another format's markup.
 ALREADY_READ: dict[str, str] = {
-    "vllm/seed_oss/call_no_thinking": "auto reads the <function=...> block inside "
-    "<seed:tool_call> as Qwen3-Coder markup",
     "vllm/xlam/tool_calls_token": "auto reads [TOOL_CALLS] [...] as Mistral's array",
 }
 
 # Cases without calls whose text streamrepair does not give as the engine's content yet
 # (the markup of a format it does not read).
 NOT_READ_TEXT: set[str] = {
-    "llama.cpp/Kimi-K3.jinja/content_only",
-    "llama.cpp/Kimi-K3.jinja/reasoning_then_content",
     "ollama/cohere/text_block",
-    "sglang/kimi_k3/no_tools_channel",
     "vllm/cohere_command/citations_no_call",
-    "vllm/kimi_k3/message_close_held",
 }
 
 # (case id, mode) or case id -> why streamrepair does not read it as the engine yet.

@@ -1,97 +1,49 @@
-"""DeepSeek V3.2's DSML: ``<｜DSML｜function_calls>`` wrapping ``<｜DSML｜invoke name="N">``
-blocks of ``<｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>``. Values
-are raw text (:class:`TextValue`): ``string="true"`` ones strings, ``"false"`` ones JSON."""
+"""DeepSeek's DSML: V3.2's ``<｜DSML｜function_calls>`` (V4's ``<｜DSML｜tool_calls>``)
+wrapping ``<｜DSML｜invoke name="N">`` blocks of ``<｜DSML｜parameter name="K"
+string="true|false">V</｜DSML｜parameter>``. Values are raw text (:class:`TextValue`):
+``string="true"`` ones strings, ``"false"`` ones JSON, without the attribute typed by
+the tool's schema."""
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from ._contract import Channel, Stage
 from ._formats import TextCallFormat
-from ._rawtext import TextValue, ValueRegion
-from ._region import MAX_NAME_CHARS, valid_name
-from ._scan import MAX_HEADER_CHARS, MarkerSet
-from ._values import loads, param_types
+from ._invoke import InvokeRegion
+from ._rawtext import TextValue
+from ._scan import MAX_HEADER_CHARS
+from ._values import loads
 
 __all__: list[str] = []
 
-_ATTR = re.compile(r'([\w\-]+)\s*=\s*"([^"]*)"')
 _DSML: Final = "｜DSML｜"
 
 
-class DsmlRegion(ValueRegion):
+class DsmlRegion(InvokeRegion):
     """``<｜DSML｜function_calls>`` wrapping ``<｜DSML｜invoke name="N">`` blocks of
     ``<｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>``
     (DeepSeek V3.2): ``string="true"`` values are strings, ``"false"`` ones JSON."""
 
     fmt = TextCallFormat.DSML
-    BLOCK = MarkerSet([f"<{_DSML}invoke", f"</{_DSML}function_calls>"])
-    HEAD_END = MarkerSet([">"])
-    INVOKE = MarkerSet([f"<{_DSML}parameter", f"</{_DSML}invoke>"])
-    VALUE_END = MarkerSet([f"</{_DSML}parameter>", f"<{_DSML}parameter", f"</{_DSML}invoke>"])
-    INVOKE_END = MarkerSet([f"</{_DSML}invoke>"])
+    BLOCK_CLOSE = f"</{_DSML}function_calls>"
+    INVOKE_OPEN = f"<{_DSML}invoke"
+    INVOKE_CLOSE = f"</{_DSML}invoke>"
+    PARAM_OPEN = f"<{_DSML}parameter"
+    PARAM_CLOSE = f"</{_DSML}parameter>"
 
     def __init__(self, stage: Stage, ch: Channel, opener: str, marker: str = "") -> None:
         super().__init__(stage, ch, opener, marker)
-        self.name = ""
-        self.params = 0  # parameters of the open invoke
-        self.unwrapped = False  # its lone "arguments" parameter became the arguments
+        self.unwrapped = False  # the invoke's lone "arguments" parameter became its arguments
         self.wrapped: list[str] = []  # the text of an "arguments" parameter held
 
-    def begin(self, final: bool) -> bool:
-        self.state = self.block
-        return True
-
-    def block(self, final: bool) -> bool:
-        found = self.expect(self.BLOCK, final, frame=True)
-        if isinstance(found, bool):
-            return found
-        if found.startswith("</"):
-            self.mark()
-            return self.done()
-        self.state = self.invoke_head
-        return True
-
-    def invoke_head(self, final: bool) -> bool:
-        found = self.read_until(self.HEAD_END, final)
-        if isinstance(found, bool):
-            return found
-        name = dict(_ATTR.findall(found[0])).get("name", "").strip()
-        if not valid_name(name):
-            return self.fail()
-        self.name = name
-        self.params = 0
+    def invoke_end(self) -> None:
+        if not self.unwrapped:
+            self.args("}")
         self.unwrapped = False
-        self.open(name, end_marker=f"</{_DSML}invoke>")
-        self.args("{")
-        self.state = self.invoke_body
-        return True
 
-    def invoke_body(self, final: bool) -> bool:
-        found = self.expect(self.INVOKE, final, drop_ws=True)
-        if isinstance(found, bool):
-            return found
-        if found.startswith("</"):
-            self.mark()
-            if not self.unwrapped:
-                self.args("}")
-            self.close()
-            self.state = self.block
-        else:
-            self.state = self.param_head
-        return True
-
-    def param_head(self, final: bool) -> bool:
-        found = self.read_until(self.HEAD_END, final)
-        if isinstance(found, bool):
-            return found
+    def param(self, key: str, attrs: dict[str, str]) -> bool:
         assert self.call is not None
-        attrs = dict(_ATTR.findall(found[0]))
-        key = attrs.get("name", "").strip()
-        if not key or len(key) > MAX_NAME_CHARS:
-            return self.fail()
-        self.params += 1
         flag = attrs.get("string", "").strip().lower()
         if self.params == 1 and key == "arguments" and flag != "true" and self._unlisted(key):
             self.mark()
@@ -99,27 +51,18 @@ class DsmlRegion(ValueRegion):
             self.limit = self.stage.max_size
             self.state = self.wrapped_value
             return True
-        self.call.key(key)
-        self.mark()
         if flag == "true":
+            self.call.key(key)
+            self.mark()
             self.value = TextValue(self.call, key, frozenset({"string"}))
         elif flag == "false":
+            self.call.key(key)
+            self.mark()
             self.value = TextValue(self.call, key, None, raw_json=True)
         else:
-            types = param_types(self.stage.schema(self.name), key)
-            self.value = TextValue(self.call, key, types)
+            return super().param(key, attrs)
         self.state = self.value_text
         return True
-
-    def value_tag(self, marker: str, start: int, final: bool) -> bool:
-        """Any tag ends the value; only its own closing tag is taken with it."""
-        assert self.value is not None
-        if marker.startswith(f"</{_DSML}parameter"):
-            self.take(start + len(marker))
-            return self.end_value(None, self.invoke_body)
-        return self.end_value(
-            f"the value of {self.value.key!r} had no closing tag", self.invoke_body
-        )
 
     # A lone "arguments" parameter the tool's schema does not list, holding a JSON object:
     # the model wrapped the arguments (as OpenAI's wire format names them); vLLM's
@@ -140,7 +83,7 @@ class DsmlRegion(ValueRegion):
             if final and start < len(buf):
                 self.wrapped.append(self.take(len(buf)))
             return start == len(buf) or final
-        if not marker.startswith(f"</{_DSML}parameter"):
+        if marker != self.PARAM_CLOSE:
             assert self.call is not None
             self.call.note("the value of 'arguments' had no closing tag")
             return self.unwrap(False)
@@ -185,3 +128,11 @@ class DsmlRegion(ValueRegion):
             self.wrapped = []
             self.mark()
         super().cut()
+
+
+class DsmlV4Region(DsmlRegion):
+    """DeepSeek V4: V3.2's DSML in a ``<｜DSML｜tool_calls>`` block (vLLM's
+    ``deepseek_v4`` parser turns the V3.2 block away; in ``auto`` both are read)."""
+
+    fmt = TextCallFormat.DSML_V4
+    BLOCK_CLOSE = f"</{_DSML}tool_calls>"

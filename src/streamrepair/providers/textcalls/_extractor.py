@@ -41,15 +41,17 @@ Invariants:
 
 Formats (:class:`TextCallFormat`, the details in ``docs/text-tool-calls.md``): Hermes /
 Qwen2.5 / Qwen3 ``<tool_call>`` JSON, Qwen3-Coder XML, GLM-4.5+ ``<arg_key>`` pairs,
-DeepSeek V3/R1/V3.1 tokens, DeepSeek V3.2 DSML, Kimi K2 sections, Mistral
-``[TOOL_CALLS]``, Llama 3.x JSON and ``<|python_tag|>``, Llama 4 pythonic lists, gpt-oss
-Harmony. ``auto`` looks for every marker-led format and keeps the format of the first
-call it confirms; a reply that is bare JSON or a bare pythonic list (no marker) is read
-in ``auto`` only when ``tools`` are given, as a call to one of them.
+DeepSeek V3/R1/V3.1 tokens, DeepSeek V3.2 and V4 DSML, Kimi K2 sections, Kimi K3 XTML,
+Mistral ``[TOOL_CALLS]``, Llama 3.x JSON and ``<|python_tag|>``, Llama 4 pythonic lists,
+gpt-oss Harmony, MiniMax M2 and M3 ``<invoke>``, Seed-OSS ``<seed:tool_call>``.
+``auto`` looks for every marker-led format and keeps the format of the first call it
+confirms; a reply that is bare JSON or a bare pythonic list (no marker) is read in
+``auto`` only when ``tools`` are given, as a call to one of them.
 
 Calls are read from reasoning too, except for the formats models draft while thinking
-(``<tool_call>`` and its kin, bare JSON and pythonic: QwenLM/Qwen3#1459): those are
-not read inside reasoning or a ``<think>`` block of the content.
+(``<tool_call>`` and its kin, Seed-OSS, bare JSON and pythonic: QwenLM/Qwen3#1459): those
+are not read inside reasoning or a think block of the content (``<think>``, Seed-OSS's
+``<seed:think>``).
 
 Here is the scanning of the text between calls (a channel per kind of text), what is
 held, and the deltas passed on. What a start marker opens is read by a region of its
@@ -80,8 +82,18 @@ from ..wire import (
     WireToolEnd,
 )
 from ._contract import Markup
-from ._formats import THINK_CLOSE, THINK_OPEN, TextCallFormat
-from ._readers import BARE, BARE_BY_CHAR, DRAFTED, START_MARKERS, bare_region, region_for
+from ._formats import TextCallFormat
+from ._readers import (
+    BARE,
+    BARE_BY_CHAR,
+    DRAFTED,
+    START_MARKERS,
+    THINK_MARKERS,
+    THINK_OPENS,
+    THINK_PAIRS,
+    bare_region,
+    region_for,
+)
 from ._scan import MAX_HEADER_CHARS, WS, MarkerSet
 from ._values import dumps
 
@@ -106,6 +118,7 @@ class _Channel:
         "region",
         "stage",
         "think",
+        "think_close",
         "ws",
         "ws_pending",
     )
@@ -122,6 +135,7 @@ class _Channel:
         self.fresh = True  # nothing but whitespace seen yet (bare formats start here)
         self.after_call = False
         self.think = kind is WireReasoning
+        self.think_close = ""  # what ends the think block the content is in
         self.marker_set: MarkerSet | None = None  # what the text is scanned for now
 
     @property
@@ -307,7 +321,7 @@ class TextCallExtractor:
         self._calls = 0
         self._ids: set[str] = set()
         self._stop = StopReason.MISSING  # the provider's stop reason, once it came
-        self._markers: dict[tuple[TextCallFormat | None, bool, bool], MarkerSet] = {}
+        self._markers: dict[tuple[TextCallFormat | None, str, bool], MarkerSet] = {}
         self._triggers = self._first_chars()
 
     # -- public --------------------------------------------------------------------------
@@ -476,7 +490,7 @@ class TextCallExtractor:
         """The markers the text of ``channel`` is scanned for now."""
         locked = self._locked
         drafted_ok = not channel.think
-        key = (locked, channel.think, channel.reasoning)
+        key = (locked, channel.think_close if channel.think else "", channel.reasoning)
         found = self._markers.get(key)
         if found is None:
             formats = [locked] if locked is not None else list(START_MARKERS)
@@ -484,8 +498,11 @@ class TextCallExtractor:
             for fmt in formats:
                 if drafted_ok or fmt not in DRAFTED:
                     markers.update(START_MARKERS[fmt])
-            if any(f in DRAFTED for f in formats) and not channel.reasoning:
-                markers.add(THINK_CLOSE if channel.think else THINK_OPEN)
+            if not channel.reasoning:
+                if channel.think:
+                    markers.add(channel.think_close)
+                else:
+                    markers.update(THINK_OPENS[f] for f in formats if f in DRAFTED)
             found = self._markers[key] = MarkerSet(markers)
         channel.marker_set = found
         return found
@@ -550,9 +567,11 @@ class TextCallExtractor:
         ch.pos = start + len(marker)
         opener, ch.ws = ch.ws + marker, ""
         ch.fresh = False
-        if marker in (THINK_OPEN, THINK_CLOSE):
+        if marker in THINK_MARKERS:
             ch.emit(opener)
-            ch.think = marker == THINK_OPEN
+            ch.think = marker in THINK_PAIRS
+            if ch.think:
+                ch.think_close = THINK_PAIRS[marker]
             ch.marker_set = None
             ch.ws_pending = not ch.think
             ch.after_call = False

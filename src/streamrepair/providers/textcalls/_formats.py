@@ -15,18 +15,26 @@ __all__ = [
     "DEEPSEEK_CALL",
     "DEEPSEEK_CALLS",
     "DSML_CALLS",
+    "DSML_V4_CALLS",
     "FUNCTION",
     "HARMONY_CHANNEL",
     "HARMONY_START",
     "KIMI_CALL",
     "KIMI_SECTION",
     "KIMI_SECTION_SINGULAR",
+    "MINIMAX_M2_CALLS",
+    "MINIMAX_M3_CALLS",
     "MISTRAL_CALLS",
     "PYTHON_START",
     "PYTHON_TAG",
+    "SEED_CALLS",
+    "SEED_THINK_CLOSE",
+    "SEED_THINK_OPEN",
     "THINK_CLOSE",
     "THINK_OPEN",
     "TOOL_CALL",
+    "XTML_CLOSE",
+    "XTML_OPEN",
     "TextCallFormat",
 ]
 
@@ -63,13 +71,26 @@ class TextCallFormat(enum.Enum):
     #: ``<|channel|>commentary to=functions.name <|constrain|>json<|message|>{...}<|call|>``:
     #: gpt-oss (its analysis channel becomes reasoning).
     HARMONY = "harmony"
+    #: ``<｜DSML｜tool_calls><｜DSML｜invoke name=...>``: DeepSeek V4.
+    DSML_V4 = "dsml_v4"
+    #: ``<|open|>tools<|sep|><|open|>call tool="name"<|sep|>...``: Kimi K3 (XTML).
+    KIMI_K3 = "kimi_k3"
+    #: ``<minimax:tool_call><invoke name="name"><parameter name="k">v</parameter>``:
+    #: MiniMax M2, M2.1.
+    MINIMAX_M2 = "minimax_m2"
+    #: ``]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="name">]<]minimax[>[<k>v...``:
+    #: MiniMax M3.
+    MINIMAX_M3 = "minimax_m3"
+    #: ``<seed:tool_call><function=name><parameter=k>v</parameter>...``: Seed-OSS.
+    SEED_OSS = "seed_oss"
 
     @classmethod
     def parse(cls, name: TextCallFormat | str) -> TextCallFormat:
         """The format called ``name``: a value above, or one of vLLM's
         ``--tool-call-parser`` names for it (``qwen3_xml``, ``glm45``, ``glm47``,
-        ``deepseek_v3``, ``deepseek_v31``, ``deepseek_v32``, ``llama4_pythonic``,
-        ``openai``...). Case, ``-`` and ``.`` are ignored. Raises ``ValueError``."""
+        ``deepseek_v3``, ``deepseek_v31``, ``deepseek_v32``, ``deepseek_v4``,
+        ``llama4_pythonic``, ``openai``...). Case, ``-`` and ``.`` are ignored. Raises
+        ``ValueError``."""
         if isinstance(name, TextCallFormat):
             return name
         if not isinstance(name, str):
@@ -114,6 +135,7 @@ _ALIASES: Final[dict[str, TextCallFormat]] = {
     "llama4_pythonic": TextCallFormat.PYTHONIC,
     "gpt_oss": TextCallFormat.HARMONY,
     "openai": TextCallFormat.HARMONY,
+    "deepseek_v4": TextCallFormat.DSML_V4,
 }
 
 _LABELS: Final[dict[TextCallFormat, str]] = {
@@ -128,6 +150,11 @@ _LABELS: Final[dict[TextCallFormat, str]] = {
     TextCallFormat.LLAMA3_JSON: "Llama 3 JSON",
     TextCallFormat.PYTHONIC: "pythonic call list",
     TextCallFormat.HARMONY: "Harmony commentary",
+    TextCallFormat.DSML_V4: "DeepSeek V4 DSML",
+    TextCallFormat.KIMI_K3: "Kimi K3 XTML",
+    TextCallFormat.MINIMAX_M2: "MiniMax M2 <invoke>",
+    TextCallFormat.MINIMAX_M3: "MiniMax M3 <invoke>",
+    TextCallFormat.SEED_OSS: "Seed-OSS <seed:tool_call>",
 }
 
 
@@ -161,3 +188,16 @@ HARMONY_START: Final = "<|start|>"
 #: A thinking block in the content: the drafted formats are not read inside it.
 THINK_OPEN: Final = "<think>"
 THINK_CLOSE: Final = "</think>"
+
+#: DeepSeek V4.
+DSML_V4_CALLS: Final = "<｜DSML｜tool_calls>"
+#: Kimi K3 (XTML): every tag opens or closes so; the tag's name follows.
+XTML_OPEN: Final = "<|open|>"
+XTML_CLOSE: Final = "<|close|>"
+#: MiniMax M2, M3.
+MINIMAX_M2_CALLS: Final = "<minimax:tool_call>"
+MINIMAX_M3_CALLS: Final = "]<]minimax[>[<tool_call>"
+#: Seed-OSS, and its thinking block (the calls drafted in it are not read).
+SEED_CALLS: Final = "<seed:tool_call>"
+SEED_THINK_OPEN: Final = "<seed:think>"
+SEED_THINK_CLOSE: Final = "</seed:think>"

@@ -24,6 +24,10 @@ class FunctionRegion(ValueRegion):
     ``\\n<parameter=NAME>`` of a parameter not seen yet (vllm-project/vllm#37829)."""
 
     fmt = TextCallFormat.QWEN3_CODER
+    #: The wrapper's closing tag (the markers below name it too).
+    END_TAG = "</tool_call>"
+    #: The template writes ``\nVALUE\n``: one newline each side is framing.
+    TRIM = True
     NAME_END = MarkerSet([">"])
     BODY = MarkerSet(["<parameter=", "</function>"])
     VALUE_END = MarkerSet(["</parameter>", "<parameter=", "</function>", "</tool_call>"])
@@ -44,7 +48,7 @@ class FunctionRegion(ValueRegion):
         self.extent = JsonExtent(self.JSON_END, whole=False)
 
     def end_marker(self) -> str | None:
-        return "</tool_call>" if self.wrapped else "</function>"
+        return self.END_TAG if self.wrapped else "</function>"
 
     def begin(self, final: bool) -> bool:
         found = self.read_until(self.NAME_END, final, check=NameHeader)
@@ -105,8 +109,8 @@ class FunctionRegion(ValueRegion):
         self.call.key(key)
         self.mark()
         types = param_types(self.stage.schema(self.name), key)
-        self.value = TextValue(self.call, key, types, trim=True)
-        self.state = self.value_lead
+        self.value = TextValue(self.call, key, types, trim=self.TRIM)
+        self.state = self.value_lead if self.TRIM else self.value_text
         return True
 
     def value_lead(self, final: bool) -> bool:
@@ -135,7 +139,7 @@ class FunctionRegion(ValueRegion):
             follow = self.AFTER_PARAM
         elif marker == "</function>":
             follow = self.WRAPPED_FOLLOW if self.wrapped else self.BARE_FOLLOW
-        elif self.wrapped:  # </tool_call>
+        elif self.wrapped:  # END_TAG
             follow = self.NEXT_CALL
         else:
             self.content(after)

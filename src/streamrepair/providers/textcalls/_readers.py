@@ -16,29 +16,42 @@ from typing import Final
 
 from ._contract import Channel, Stage
 from ._deepseek import DeepSeekRegion
-from ._dsml import DsmlRegion
+from ._dsml import DsmlRegion, DsmlV4Region
 from ._formats import (
     DEEPSEEK_CALL,
     DEEPSEEK_CALLS,
     DSML_CALLS,
+    DSML_V4_CALLS,
     FUNCTION,
     HARMONY_CHANNEL,
     HARMONY_START,
     KIMI_CALL,
     KIMI_SECTION,
     KIMI_SECTION_SINGULAR,
+    MINIMAX_M2_CALLS,
+    MINIMAX_M3_CALLS,
     MISTRAL_CALLS,
     PYTHON_START,
     PYTHON_TAG,
+    SEED_CALLS,
+    SEED_THINK_CLOSE,
+    SEED_THINK_OPEN,
+    THINK_CLOSE,
+    THINK_OPEN,
     TOOL_CALL,
+    XTML_CLOSE,
+    XTML_OPEN,
     TextCallFormat,
 )
 from ._harmony import HarmonyRegion
 from ._kimi import KimiRegion
+from ._kimi_k3 import XtmlRegion
 from ._llama import LlamaRegion, PythonicRegion
+from ._minimax import MinimaxM2Region, MinimaxM3Region
 from ._mistral import MistralRegion
 from ._qwen3_coder import FunctionRegion
 from ._region import Region
+from ._seed_oss import SeedToolCallTag
 from ._toolcall import ToolCallTag
 
 __all__: list[str] = []
@@ -54,6 +67,9 @@ class FormatReader:
     #: Models also write it while thinking, as drafts: not read in reasoning or in a
     #: ``<think>`` block of the content (QwenLM/Qwen3#1459).
     drafted: bool = False
+    #: Drafted formats: the markers of the thinking block in the content whose drafts are
+    #: not read (Seed-OSS writes ``<seed:think>``).
+    think: tuple[str, str] = (THINK_OPEN, THINK_CLOSE)
     #: The first character of a reply that is the bare markup, with no marker, and the
     #: region that reads it: only at the start of the content, in the format named, or
     #: in ``auto`` when tools are given (a call then only to one of them).
@@ -85,6 +101,15 @@ READERS: Final[dict[TextCallFormat, FormatReader]] = {
     TextCallFormat.HARMONY: FormatReader(
         opens={HARMONY_CHANNEL: HarmonyRegion, HARMONY_START: HarmonyRegion}
     ),
+    TextCallFormat.DSML_V4: FormatReader(opens={DSML_V4_CALLS: DsmlV4Region}),
+    TextCallFormat.KIMI_K3: FormatReader(opens={XTML_OPEN: XtmlRegion, XTML_CLOSE: XtmlRegion}),
+    TextCallFormat.MINIMAX_M2: FormatReader(opens={MINIMAX_M2_CALLS: MinimaxM2Region}),
+    TextCallFormat.MINIMAX_M3: FormatReader(opens={MINIMAX_M3_CALLS: MinimaxM3Region}),
+    TextCallFormat.SEED_OSS: FormatReader(
+        opens={SEED_CALLS: SeedToolCallTag},
+        drafted=True,
+        think=(SEED_THINK_OPEN, SEED_THINK_CLOSE),
+    ),
 }
 
 
@@ -107,6 +132,10 @@ START_MARKERS: Final[dict[TextCallFormat, tuple[str, ...]]] = {
 }
 #: Formats models also write while thinking, as drafts: not read in reasoning or <think>.
 DRAFTED: Final = frozenset(fmt for fmt, reader in READERS.items() if reader.drafted)
+#: Each drafted format's opening think marker; each opening marker's closing one; both.
+THINK_OPENS: Final = {fmt: reader.think[0] for fmt, reader in READERS.items() if reader.drafted}
+THINK_PAIRS: Final = dict(reader.think for reader in READERS.values() if reader.drafted)
+THINK_MARKERS: Final = frozenset(THINK_PAIRS) | frozenset(THINK_PAIRS.values())
 #: Formats whose reply may be the bare markup with no marker: the character it begins with.
 BARE: Final[dict[TextCallFormat, str]] = {
     fmt: reader.bare[0] for fmt, reader in READERS.items() if reader.bare is not None

@@ -80,6 +80,57 @@ def param_types(schema: Mapping[str, Any] | None, name: str) -> frozenset[str] |
     return frozenset(found) if found else None
 
 
+def child_schema(
+    sub: Mapping[str, Any] | None, root: Mapping[str, Any] | None, key: str | None
+) -> Mapping[str, Any] | None:
+    """The schema of member ``key`` (``None``: of an item) of a value whose schema is
+    ``sub`` (``root``, the tool's schema, resolves local ``$ref``), looking through
+    ``$ref`` and ``anyOf``/``oneOf``; None when it says nothing."""
+    if not isinstance(sub, Mapping) or not isinstance(root, Mapping):
+        return None
+    for node in _alternatives(sub, root, 0):
+        if key is None:
+            items = node.get("items")
+            if isinstance(items, Mapping):
+                return items
+            continue
+        props = node.get("properties")
+        if isinstance(props, Mapping) and isinstance(props.get(key), Mapping):
+            found: Mapping[str, Any] = props[key]
+            return found
+    return None
+
+
+def schema_types(
+    sub: Mapping[str, Any] | None, root: Mapping[str, Any] | None
+) -> frozenset[str] | None:
+    """The JSON types schema ``sub`` allows (``root`` resolves ``$ref``); None when it
+    says nothing usable."""
+    if not isinstance(sub, Mapping) or not isinstance(root, Mapping):
+        return None
+    found = _types(sub, root, 0)
+    return frozenset(found) if found else None
+
+
+def _alternatives(
+    sub: Mapping[str, Any], root: Mapping[str, Any], depth: int
+) -> list[Mapping[str, Any]]:
+    if depth > _MAX_SCHEMA_DEPTH:
+        return []
+    ref = sub.get("$ref")
+    if isinstance(ref, str):
+        target = _resolve(ref, root)
+        return _alternatives(target, root, depth + 1) if target is not None else []
+    out = [sub]
+    for key in ("anyOf", "oneOf"):
+        options = sub.get(key)
+        if isinstance(options, list):
+            for option in options:
+                if isinstance(option, Mapping):
+                    out += _alternatives(option, root, depth + 1)
+    return out
+
+
 def _types(sub: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> set[str]:
     if depth > _MAX_SCHEMA_DEPTH:
         return set()
