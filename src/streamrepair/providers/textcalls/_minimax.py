@@ -6,6 +6,7 @@ write strings raw and other values with ``tojson`` (M2) or as nested tags (M3)."
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -39,6 +40,13 @@ class MinimaxM2Region(InvokeRegion):
 #: The MiniMax namespace token, before every tag of M3's tool-call markup.
 _NS: Final = "]<]minimax[>["
 _ITEM: Final = "item"
+
+
+@functools.lru_cache(maxsize=256)
+def _leaf_end(name: str) -> MarkerSet:
+    """What ends the text of element ``name``: the token (before its closing tag), or its
+    closing tag written without the token."""
+    return MarkerSet([_NS, f"</{name}>"])
 
 
 @dataclass(slots=True)
@@ -205,7 +213,7 @@ class MinimaxM3Region(ValueRegion):
         node.kind = "leaf"
         assert self.call is not None
         self.value = TextValue(self.call, node.name, self.types(node))
-        self.VALUE_END = MarkerSet([_NS, f"</{node.name}>"])
+        self.VALUE_END = _leaf_end(node.name)
         self.state = self.value_text
         return True
 
