@@ -227,8 +227,8 @@ def main(argv: list[str] | None = None) -> int:
             *rows,
             "",
             f"Target (issue 14): detection on costs at most 1.5x on content with no calls: "
-            f"**{verdict}** (worst {worst:.2f}x). Deltas with no `<` or `[` are passed on as "
-            "the same object; the markdown rows are the slow path (a `<` or `[` in most "
+            f"**{verdict}** (worst {worst:.2f}x). Deltas with no `<`, `[` or `]` are passed on as "
+            "the same object; the markdown rows are the slow path (one of them in most "
             "deltas, each checked against the markers).",
             "",
             "The stage alone (`TextCallExtractor.feed`, `auto`), per delta, at the start and "

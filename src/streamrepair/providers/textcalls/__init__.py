@@ -10,10 +10,12 @@ The package, from the leaves up (nothing imports upward, so there is no import c
 * ``_scan.py``, ``_values.py``: marker sets and value extents; parameter types and value
   conversions;
 * ``_region.py``: ``Region``, what every format reader shares; ``_wrapper.py`` (calls as
-  JSON objects) and ``_rawtext.py`` (raw-text parameter values) for the families;
+  JSON objects), ``_rawtext.py`` (raw-text parameter values) and ``_invoke.py``
+  (``<invoke name=...><parameter name=...>`` blocks) for the families;
 * one module per format: ``_hermes.py``, ``_qwen3_coder.py``, ``_glm.py``, ``_toolcall.py``
-  (``<tool_call>``, which those three share), ``_deepseek.py``, ``_dsml.py``, ``_kimi.py``,
-  ``_mistral.py``, ``_llama.py`` (Llama 3 JSON and pythonic lists), ``_harmony.py``,
+  (``<tool_call>``, which those three share), ``_deepseek.py``, ``_dsml.py`` (V3.2 and
+  V4), ``_kimi.py``, ``_kimi_k3.py``, ``_mistral.py``, ``_llama.py`` (Llama 3 JSON and
+  pythonic lists), ``_harmony.py``, ``_minimax.py`` (M2 and M3), ``_seed_oss.py``,
   ``_gemma.py`` (Gemma 4 and FunctionGemma), ``_olmo3.py``, ``_lfm2.py`` (pythonic calls
   in tags), ``_calllist.py`` (JSON arrays of calls) with ``_command.py``, ``_hunyuan.py``,
   ``_granite.py``, ``_phi4.py``, ``_xlam.py``;

@@ -114,10 +114,20 @@ class Channel(Protocol):
 class Stage(Protocol):
     """The extractor, as a reader asks it."""
 
+    #: The format the caller named, or ``TextCallFormat.AUTO``.
+    requested: TextCallFormat
+
     @property
     def max_size(self) -> int:
         """The most markup held before a call's name (a JSON wrapper that puts its
         arguments first); the assembler's bound."""
+        ...
+
+    @property
+    def clean_stop(self) -> bool:
+        """Whether the provider said the response stopped cleanly (``stop``,
+        ``tool_calls``): when the input ends, a call whose end is a stop token the
+        server removed (Harmony's ``<|call|>``) ended as the model ended it."""
         ...
 
     def allows(self, fmt: TextCallFormat) -> bool:

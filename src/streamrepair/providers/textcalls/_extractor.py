@@ -41,16 +41,19 @@ Invariants:
 
 Formats (:class:`TextCallFormat`, the details in ``docs/text-tool-calls.md``): Hermes /
 Qwen2.5 / Qwen3 ``<tool_call>`` JSON, Qwen3-Coder XML, GLM-4.5+ ``<arg_key>`` pairs,
-DeepSeek V3/R1/V3.1 tokens, DeepSeek V3.2 DSML, Kimi K2 sections, Mistral
-``[TOOL_CALLS]``, Llama 3.x JSON and ``<|python_tag|>``, Llama 4 pythonic lists, gpt-oss
-Harmony, Gemma 4 and FunctionGemma, OLMo 3, LFM2, Command, Hunyuan-A13B; Granite 3.x,
-Phi-4-mini and xLAM when named. ``auto`` looks for every marker-led format not marked
-``named_only`` and keeps the format of the first call it confirms (bare JSON and bare
-pythonic lists have no marker: name them).
+DeepSeek V3/R1/V3.1 tokens, DeepSeek V3.2 and V4 DSML, Kimi K2 sections, Kimi K3 XTML,
+Mistral ``[TOOL_CALLS]``, Llama 3.x JSON and ``<|python_tag|>``, Llama 4 pythonic lists,
+gpt-oss Harmony, MiniMax M2 and M3 ``<invoke>``, Seed-OSS ``<seed:tool_call>``, Gemma 4
+and FunctionGemma, OLMo 3, LFM2, Command, Hunyuan-A13B; Granite 3.x, Phi-4-mini and xLAM
+when named. ``auto`` looks for every marker-led format not marked ``named_only`` and keeps
+the format of the first call it confirms; a reply that is bare JSON or a bare pythonic
+list (no marker) is read in ``auto`` only when ``tools`` are given, as a call to one of
+them.
 
 Calls are read from reasoning too, except for the formats models draft while thinking
-(``<tool_call>`` and its kin, bare JSON and pythonic: QwenLM/Qwen3#1459): those are
-not read inside reasoning or a ``<think>`` block of the content.
+(``<tool_call>`` and its kin, Seed-OSS, bare JSON and pythonic: QwenLM/Qwen3#1459): those
+are not read inside reasoning or a think block of the content (``<think>``, Seed-OSS's
+``<seed:think>``).
 
 Here is the scanning of the text between calls (a channel per kind of text), what is
 held, and the deltas passed on. What a start marker opens is read by a region of its
@@ -65,6 +68,7 @@ import bisect
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from ...events import StopReason, normalize_stop_reason
 from ...results import Repair, RepairKind
 from ...schema.tools import tool_schemas
 from ...syntax.assembler import DEFAULT_MAX_SIZE
@@ -74,13 +78,25 @@ from ..wire import (
     WireError,
     WireItem,
     WireReasoning,
+    WireStop,
     WireText,
     WireToolCall,
     WireToolEnd,
 )
 from ._contract import Markup
-from ._formats import THINK_CLOSE, THINK_OPEN, TextCallFormat
-from ._readers import AUTO, BARE, DRAFTED, START_MARKERS, bare_region, region_for
+from ._formats import TextCallFormat
+from ._readers import (
+    AUTO,
+    BARE,
+    BARE_BY_CHAR,
+    DRAFTED,
+    START_MARKERS,
+    THINK_MARKERS,
+    THINK_OPENS,
+    THINK_PAIRS,
+    bare_region,
+    region_for,
+)
 from ._scan import MAX_HEADER_CHARS, WS, MarkerSet
 from ._values import dumps
 
@@ -105,6 +121,7 @@ class _Channel:
         "region",
         "stage",
         "think",
+        "think_close",
         "ws",
         "ws_pending",
     )
@@ -121,6 +138,7 @@ class _Channel:
         self.fresh = True  # nothing but whitespace seen yet (bare formats start here)
         self.after_call = False
         self.think = kind is WireReasoning
+        self.think_close = ""  # what ends the think block the content is in
         self.marker_set: MarkerSet | None = None  # what the text is scanned for now
 
     @property
@@ -305,7 +323,8 @@ class TextCallExtractor:
         self._call_parts: list[str] = []
         self._calls = 0
         self._ids: set[str] = set()
-        self._markers: dict[tuple[TextCallFormat | None, bool, bool], MarkerSet] = {}
+        self._stop = StopReason.MISSING  # the provider's stop reason, once it came
+        self._markers: dict[tuple[TextCallFormat | None, str, bool], MarkerSet] = {}
         self._triggers = self._first_chars()
 
     # -- public --------------------------------------------------------------------------
@@ -327,7 +346,12 @@ class TextCallExtractor:
             return self._feed_text(delta, self._content, self._reasoning)
         if type(delta) is WireReasoning:
             return self._feed_text(delta, self._reasoning, self._content)
+        if type(delta) is WireStop:
+            self._stop = normalize_stop_reason(delta.reason)
+            return [delta]
         if type(delta) is WireEnd or type(delta) is WireError:
+            if type(delta) is WireError:
+                self._stop = StopReason.ERROR
             out = self.finish()
             out.append(delta)
             return out
@@ -386,10 +410,13 @@ class TextCallExtractor:
         return self._drain()
 
     def finish(self) -> list[WireDelta]:
-        """The text ended: release what is held, leave open calls unclosed (cut off).
-        The extractor can be fed again afterwards (it starts over)."""
+        """The text ended: release what is held, leave open calls unclosed (cut off),
+        except a call whose markup ends with a stop token the server removes, when the
+        provider stopped cleanly (:attr:`clean_stop`). The extractor can be fed again
+        afterwards (it starts over)."""
         self._content.close()
         self._reasoning.close()
+        self._stop = StopReason.MISSING
         return self._drain()
 
     # -- what the regions ask (the Stage of _contract.py) and the channels call ----------
@@ -406,6 +433,12 @@ class TextCallExtractor:
             self._locked = fmt
             self._triggers = self._first_chars()
             self._content.marker_set = self._reasoning.marker_set = None
+
+    @property
+    def clean_stop(self) -> bool:
+        """Whether the provider said the response stopped cleanly (``stop`` or
+        ``tool_calls``; not ``length``, an error or no reason at all)."""
+        return self._stop in (StopReason.STOP, StopReason.TOOL_CALLS)
 
     def known_tool(self, name: str) -> bool | None:
         """Whether ``name`` is among the tools given; None when none were."""
@@ -461,7 +494,7 @@ class TextCallExtractor:
         """The markers the text of ``channel`` is scanned for now."""
         locked = self._locked
         drafted_ok = not channel.think
-        key = (locked, channel.think, channel.reasoning)
+        key = (locked, channel.think_close if channel.think else "", channel.reasoning)
         found = self._markers.get(key)
         if found is None:
             formats = [locked] if locked is not None else list(AUTO)
@@ -469,8 +502,11 @@ class TextCallExtractor:
             for fmt in formats:
                 if drafted_ok or fmt not in DRAFTED:
                     markers.update(START_MARKERS[fmt])
-            if any(f in DRAFTED for f in formats) and not channel.reasoning:
-                markers.add(THINK_CLOSE if channel.think else THINK_OPEN)
+            if not channel.reasoning:
+                if channel.think:
+                    markers.add(channel.think_close)
+                else:
+                    markers.update(THINK_OPENS[f] for f in formats if f in DRAFTED)
             found = self._markers[key] = MarkerSet(markers)
         channel.marker_set = found
         return found
@@ -495,9 +531,16 @@ class TextCallExtractor:
                     ch.ws_pending = False
                     ch.fresh = False
                 return True
+            bare = self._bare_format(buf[i]) if ch.fresh and not ch.reasoning else None
+            if bare is not None:
+                # a start marker that begins the same way wins ([TOOL_CALLS] is no list)
+                at = (ch.marker_set or self.markers(ch)).at(buf, i)
+                if at == "" and not final:
+                    return False
+                if at:
+                    bare = None
             ch.ws_pending = False
-            bare = self._locked
-            if ch.fresh and bare in BARE and not ch.reasoning and buf[i] == BARE[bare]:
+            if bare is not None:
                 opener, ch.ws = ch.ws, ""
                 ch.fresh = False
                 ch.region = bare_region(self, ch, bare, opener)
@@ -528,15 +571,29 @@ class TextCallExtractor:
         ch.pos = start + len(marker)
         opener, ch.ws = ch.ws + marker, ""
         ch.fresh = False
-        if marker in (THINK_OPEN, THINK_CLOSE):
+        if marker in THINK_MARKERS:
             ch.emit(opener)
-            ch.think = marker == THINK_OPEN
+            ch.think = marker in THINK_PAIRS
+            if ch.think:
+                ch.think_close = THINK_PAIRS[marker]
             ch.marker_set = None
             ch.ws_pending = not ch.think
             ch.after_call = False
             return True
         ch.region = region_for(self, ch, marker, opener)
         return True
+
+    def _bare_format(self, first: str) -> TextCallFormat | None:
+        """The format of a reply that begins with ``first`` and may be bare markup: the
+        format named, when its bare reply begins so; in ``auto``, only when ``tools``
+        were given (the region then reads a call only to one of them, in the shape the
+        template writes: ``_llama.py``)."""
+        locked = self._locked
+        if locked is not None:
+            return locked if BARE.get(locked) == first else None
+        if self.schemas is None:
+            return None
+        return BARE_BY_CHAR.get(first)
 
     def _first_chars(self) -> tuple[str, ...]:
         chars: set[str] = set()

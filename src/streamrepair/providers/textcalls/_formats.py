@@ -16,6 +16,7 @@ __all__ = [
     "DEEPSEEK_CALL",
     "DEEPSEEK_CALLS",
     "DSML_CALLS",
+    "DSML_V4_CALLS",
     "FUNCTION",
     "FUNCTIONGEMMA_CALL",
     "GEMMA4_CALL",
@@ -27,15 +28,22 @@ __all__ = [
     "KIMI_SECTION",
     "KIMI_SECTION_SINGULAR",
     "LFM2_CALLS",
+    "MINIMAX_M2_CALLS",
+    "MINIMAX_M3_CALLS",
     "MISTRAL_CALLS",
     "OLMO3_CALLS",
     "PHI4_CALLS",
     "PYTHON_START",
     "PYTHON_TAG",
+    "SEED_CALLS",
+    "SEED_THINK_CLOSE",
+    "SEED_THINK_OPEN",
     "THINK_CLOSE",
     "THINK_OPEN",
     "TOOL_CALL",
     "XLAM_FENCE",
+    "XTML_CLOSE",
+    "XTML_OPEN",
     "TextCallFormat",
 ]
 
@@ -94,13 +102,26 @@ class TextCallFormat(enum.Enum):
     #: A reply that is ``[{"name": ..., "arguments": {...}}]``, fenced as ```` ```json ````
     #: or inside ``<tool_call>``: xLAM-2 (named only).
     XLAM = "xlam"
+    #: ``<｜DSML｜tool_calls><｜DSML｜invoke name=...>``: DeepSeek V4.
+    DSML_V4 = "dsml_v4"
+    #: ``<|open|>tools<|sep|><|open|>call tool="name"<|sep|>...``: Kimi K3 (XTML).
+    KIMI_K3 = "kimi_k3"
+    #: ``<minimax:tool_call><invoke name="name"><parameter name="k">v</parameter>``:
+    #: MiniMax M2, M2.1.
+    MINIMAX_M2 = "minimax_m2"
+    #: ``]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="name">]<]minimax[>[<k>v...``:
+    #: MiniMax M3.
+    MINIMAX_M3 = "minimax_m3"
+    #: ``<seed:tool_call><function=name><parameter=k>v</parameter>...``: Seed-OSS.
+    SEED_OSS = "seed_oss"
 
     @classmethod
     def parse(cls, name: TextCallFormat | str) -> TextCallFormat:
         """The format called ``name``: a value above, or one of vLLM's
         ``--tool-call-parser`` names for it (``qwen3_xml``, ``glm45``, ``glm47``,
-        ``deepseek_v3``, ``deepseek_v31``, ``deepseek_v32``, ``llama4_pythonic``,
-        ``openai``...). Case, ``-`` and ``.`` are ignored. Raises ``ValueError``."""
+        ``deepseek_v3``, ``deepseek_v31``, ``deepseek_v32``, ``deepseek_v4``,
+        ``llama4_pythonic``, ``openai``...). Case, ``-`` and ``.`` are ignored. Raises
+        ``ValueError``."""
         if isinstance(name, TextCallFormat):
             return name
         if not isinstance(name, str):
@@ -154,6 +175,7 @@ _ALIASES: Final[dict[str, TextCallFormat]] = {
     "cohere": TextCallFormat.COMMAND,
     "cohere_command": TextCallFormat.COMMAND,
     "phi4_mini_json": TextCallFormat.PHI4_MINI,
+    "deepseek_v4": TextCallFormat.DSML_V4,
 }
 
 _LABELS: Final[dict[TextCallFormat, str]] = {
@@ -177,6 +199,11 @@ _LABELS: Final[dict[TextCallFormat, str]] = {
     TextCallFormat.GRANITE: "Granite tool-call list",
     TextCallFormat.PHI4_MINI: "Phi-4-mini functools",
     TextCallFormat.XLAM: "xLAM call list",
+    TextCallFormat.DSML_V4: "DeepSeek V4 DSML",
+    TextCallFormat.KIMI_K3: "Kimi K3 XTML",
+    TextCallFormat.MINIMAX_M2: "MiniMax M2 <invoke>",
+    TextCallFormat.MINIMAX_M3: "MiniMax M3 <invoke>",
+    TextCallFormat.SEED_OSS: "Seed-OSS <seed:tool_call>",
 }
 
 
@@ -228,3 +255,16 @@ XLAM_FENCE: Final = "```json"
 #: A thinking block in the content: the drafted formats are not read inside it.
 THINK_OPEN: Final = "<think>"
 THINK_CLOSE: Final = "</think>"
+
+#: DeepSeek V4.
+DSML_V4_CALLS: Final = "<｜DSML｜tool_calls>"
+#: Kimi K3 (XTML): every tag opens or closes so; the tag's name follows.
+XTML_OPEN: Final = "<|open|>"
+XTML_CLOSE: Final = "<|close|>"
+#: MiniMax M2, M3.
+MINIMAX_M2_CALLS: Final = "<minimax:tool_call>"
+MINIMAX_M3_CALLS: Final = "]<]minimax[>[<tool_call>"
+#: Seed-OSS, and its thinking block (the calls drafted in it are not read).
+SEED_CALLS: Final = "<seed:tool_call>"
+SEED_THINK_OPEN: Final = "<seed:think>"
+SEED_THINK_CLOSE: Final = "</seed:think>"

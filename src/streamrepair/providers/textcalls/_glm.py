@@ -8,7 +8,7 @@ from ._contract import Channel, Stage
 from ._formats import TextCallFormat
 from ._rawtext import TextValue, ValueRegion
 from ._region import MAX_NAME_CHARS, NameHeader, valid_name
-from ._scan import MarkerSet
+from ._scan import MAX_HEADER_CHARS, WS, MarkerSet
 from ._values import param_types
 
 __all__: list[str] = []
@@ -27,8 +27,11 @@ class GlmRegion(ValueRegion):
     VALUE_END = MarkerSet(["</arg_value>", "<arg_key>", "</tool_call>"])
     NEXT_CALL = MarkerSet(["<tool_call>"])
 
-    def __init__(self, stage: Stage, ch: Channel, opener: str, marker: str = "") -> None:
+    def __init__(
+        self, stage: Stage, ch: Channel, opener: str, marker: str = "", *, spaced: bool = False
+    ) -> None:
         super().__init__(stage, ch, opener, marker)
+        self.spaced = spaced
         self.name = ""
         self.key = ""
 
@@ -39,10 +42,38 @@ class GlmRegion(ValueRegion):
         self.name = found[0].strip()
         if not valid_name(self.name):
             return self.fail()
-        if found[1] == "</tool_call>" and self.stage.known_tool(self.name) is False:
+        if found[1] == "</tool_call>":
             # "<tool_call>word</tool_call>" is GLM 4.7's call without arguments, and
-            # also what prose about tags looks like: a call only to a known tool
+            # also what prose about tags looks like: a call only to a known tool (and,
+            # after whitespace, only to one of the tools given)
+            known = self.stage.known_tool(self.name)
+            if known is False or (self.spaced and not known):
+                return self.fail()
+        elif self.spaced and found[1] == "\n":
+            self.state = self.spaced_name
+            return True
+        return self.opened()
+
+    def spaced_name(self, final: bool) -> bool:
+        """Whitespace came between ``<tool_call>`` and the name (Ollama's GLM parser
+        reads ``<tool_call>  get-weather``; the templates write none): a call only once
+        an ``<arg_key>`` follows the name, or a ``</tool_call>`` closes a call to one of
+        the tools given."""
+        buf = self.buf
+        i = j = self.pos
+        n = len(buf)
+        while j < n and buf[j] in WS:
+            j += 1
+        if j - i > MAX_HEADER_CHARS:
             return self.fail()
+        found = self.MEMBERS.at(buf, j) if j < n else ""
+        if found == "":
+            return self.fail() if final else False
+        if found is None or (found == "</tool_call>" and not self.stage.known_tool(self.name)):
+            return self.fail()
+        return self.opened()
+
+    def opened(self) -> bool:
         self.open(self.name, end_marker="</tool_call>")
         self.args("{")
         self.state = self.members

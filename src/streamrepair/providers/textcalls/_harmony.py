@@ -34,6 +34,7 @@ class HarmonyRegion(Region):
     def __init__(self, stage: Stage, ch: Channel, opener: str, marker: str = "") -> None:
         super().__init__(stage, ch, opener, marker)
         self.reasoning = False  # the message is the analysis channel
+        self.written = False  # the call's argument text other than whitespace came
 
     def begin(self, final: bool) -> bool:
         self.state = self.header
@@ -50,6 +51,10 @@ class HarmonyRegion(Region):
             channel_text = head.split(HARMONY_CHANNEL, 1)[1] if HARMONY_CHANNEL in head else ""
         words = channel_text.replace("<|constrain|>", " ").split()
         channel = words[0] if words else ""
+        if self.marker == HARMONY_START and HARMONY_CHANNEL not in head:
+            # "<|start|>assistant<|message|>": a message on no channel is the reply
+            role = head.split()
+            channel = "final" if len(role) == 1 and _CHANNEL.fullmatch(role[0]) else ""
         recipient = _RECIPIENT.search(head)
         target = recipient.group(1) if recipient is not None else ""
         if not _CHANNEL.fullmatch(channel) and not target:
@@ -59,6 +64,7 @@ class HarmonyRegion(Region):
             if not valid_name(name):
                 return self.fail()
             self.open(name, end_marker="<|call|>")
+            self.written = False
             self.extent = JsonExtent(self.ARGS_END, whole=False)
             self.state = self.arguments
             return True
@@ -90,14 +96,29 @@ class HarmonyRegion(Region):
         return True
 
     def arguments(self, final: bool) -> bool:
+        start = self.pos
         end = self.pass_json(final)
+        if not self.written and self.pos > start:
+            self.written = not self.buf[start : self.pos].isspace()
         if isinstance(end, bool):
             return end
-        if end == "<|call|>":
-            return self.close_at(end, self.between)
         if end in _H_ENDS:
-            self.drop(end)  # <|end|> or <|return|>, not <|call|>
-        return self.cut_at(self.between)
+            if end != "<|call|>":
+                # the message ended, with the token of a message rather than a call's:
+                # the model finished it (Ollama's Harmony parser ends calls so)
+                assert self.call is not None
+                self.call.note(f"the call message ended with {end}, not <|call|>")
+            return self.close_at(end, self.between)
+        return self.cut_at(self.between)  # a new message began: the call never ended
+
+    def cut(self) -> None:
+        """The input ended inside a call's arguments. ``<|call|>`` is a stop token: a
+        server stops on it and leaves it out of the text, so with the provider's clean
+        stop a call with argument text ended there (a stream cut at ``length`` stays cut
+        off, and the assembler still refuses JSON that did not close)."""
+        if self.call is not None and self.written and self.stage.clean_stop:
+            self.call.note("the call ended with the stream (its <|call|> stop token removed)")
+            self.close()
 
     def between(self, final: bool) -> bool:
         if not self.frame():

@@ -4,6 +4,7 @@ on as the model wrote it; the id is the call's id."""
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from ._formats import KIMI_CALL, TextCallFormat
@@ -18,33 +19,42 @@ _KIMI_SECTION_END: Final = ("<|tool_calls_section_end|>", "<|tool_call_section_e
 
 
 _FUNCTIONS: Final = "functions."
+#: A call id: ``functions.NAME:IDX`` (or ``NAME:IDX``), the index digits.
+_ID = re.compile(r"(.*):[0-9]+", re.DOTALL)
 
 
 def kimi_name(ident: str) -> str:
     """The tool name in a Kimi call id: what stands between ``functions.`` (or the last
-    ``.``) and the last ``:``."""
-    head = ident.rsplit(":", 1)[0] if ":" in ident else ident
+    ``.``) and the last ``:``, which the index digits follow. ``""`` when ``ident`` is no
+    call id (no ``:IDX`` at its end: vLLM's parser skips such a call; here its markup is
+    text, see :meth:`KimiRegion.call_id`)."""
+    found = _ID.fullmatch(ident)
+    if found is None:
+        return ""
+    head = found.group(1)
     return head[len(_FUNCTIONS) :] if head.startswith(_FUNCTIONS) else head.rsplit(".", 1)[-1]
 
 
 class KimiId(HeaderCheck):
     """A Kimi call id as :meth:`KimiRegion.call_id` reads it. Once it begins
-    ``functions.``, the name is all that stands between that and the id's last ``:``:
-    ruled out by whitespace or a character no name has before the first ``:`` (only
-    whitespace may follow whitespace there), by one between two ``:``, and by a name
-    longer than :data:`MAX_NAME_CHARS`. An id without the prefix takes its name after
-    its last ``.``, which what follows may still supply: it is held to the header
-    bound."""
+    ``functions.``, the name is all that stands between that and the id's last ``:``,
+    and digits follow that ``:``: ruled out by whitespace or a character no name has
+    before a ``:`` (no ``:IDX`` can follow whitespace), by one after a ``:`` that is
+    neither an index digit nor whitespace after the index, by anything but whitespace
+    after that, and by a name longer than :data:`MAX_NAME_CHARS`. An id without the
+    prefix takes its name after its last ``.``, which what follows may still supply: it
+    is held to the header bound."""
 
-    __slots__ = ("bad", "colon", "free", "matched", "size", "spaced")
+    __slots__ = ("colon", "digits", "free", "matched", "other", "size", "trailing")
 
     def __init__(self) -> None:
         self.matched = -1  # characters of "functions." matched; -1: leading whitespace
         self.free = False  # no "functions." prefix: nothing to rule out
         self.colon = False  # a ":" came after the prefix
-        self.size = 0  # name characters after the prefix (up to the last ":")
-        self.bad = False  # a character no name has came since the last ":"
-        self.spaced = False  # whitespace came before the first ":"
+        self.size = 0  # characters after the prefix (the name is those before the last ":")
+        self.digits = 0  # digits since the last ":"
+        self.other = False  # a character other than a digit since the last ":"
+        self.trailing = False  # whitespace after ":IDX": only whitespace may follow
 
     def feed(self, piece: str) -> bool:
         for char in piece:
@@ -64,20 +74,23 @@ class KimiId(HeaderCheck):
         return True
 
     def _after_prefix(self, char: str) -> bool:
+        if self.trailing:
+            return char.isspace()
         if char == ":":
-            if self.bad or self.spaced or self.size > MAX_NAME_CHARS:
-                return False  # what came before this ":" is part of the name
+            if self.size > MAX_NAME_CHARS:
+                return False  # everything before this ":" is part of the name
             self.colon = True
+            self.digits = 0
+            self.other = False
         elif NAME_BAD.match(char) is not None:
-            if self.colon:
-                self.bad = True  # in the index, unless another ":" follows
-                return True
-            if not char.isspace():
-                return False
-            self.spaced = True
-            return True
-        elif self.spaced:
-            return False
+            # in no name; after the index, whitespace is the id's end
+            self.trailing = char.isspace() and self.digits > 0 and not self.other
+            return self.trailing
+        elif self.colon:
+            if char.isdigit():
+                self.digits += 1
+            else:
+                self.other = True  # a name with a ":" in it, if another ":" follows
         self.size += 1
         return self.colon or self.size <= MAX_NAME_CHARS
 
@@ -113,6 +126,10 @@ class KimiRegion(Region):
         ident = found[0].strip()  # vllm-project/vllm#38579: newlines around ids
         name = kimi_name(ident)
         if not valid_name(name):
+            # An id that is not [functions.]NAME:IDX (``functions.invalid.0``, a bare
+            # counter ``0``) names no tool the model wrote: vLLM skips the call (its
+            # markup and arguments are dropped); here the markup is text, as any markup
+            # that cannot be a call. Naming it after a tool would be a guess.
             return self.fail()
         self.open(name, call_id=ident or None, end_marker=_KIMI_CALL_END)
         self.extent = JsonExtent(self.ARGS_END, whole=False)

@@ -1,8 +1,9 @@
 """Llama: 3.x JSON calls (a reply that is ``{"name": N, "parameters": {...}}``, calls
-joined by ``;``, or ``<|python_tag|>`` before one) and Llama 4's pythonic call lists
-(``[f(a=1), g(b="x")]``, bare or in ``<|python_start|>``), with Llama 3's built-in calls
-after ``<|python_tag|>`` (``brave_search.call(query="...")``). JSON argument text is passed
-on as the model wrote it; pythonic values are converted from Python literals."""
+joined by ``;`` or a line break, or ``<|python_tag|>`` before one) and Llama 4's pythonic
+call lists (``[f(a=1), g(b="x")]``, bare or in ``<|python_start|>``), with Llama 3's
+built-in calls after ``<|python_tag|>`` (``brave_search.call(query="...")``). JSON
+argument text is passed on as the model wrote it; pythonic values are converted from
+Python literals."""
 
 from __future__ import annotations
 
@@ -22,15 +23,18 @@ _PY_KWARG_PREFIX = re.compile(r"[A-Za-z_]\w*\s*")
 
 
 class LlamaRegion(WrappedRegion):
-    """A reply that is ``{"name": N, "parameters": {...}}`` (calls joined by ``;``), or
-    ``<|python_tag|>`` before one. Without a marker the reply is a call only once its
-    arguments begin after a name (one of the ``tools`` when given)."""
+    """A reply that is ``{"name": N, "parameters": {...}}`` (calls joined by ``;`` or a
+    line break), or ``<|python_tag|>`` before one. Without a marker the reply is a call
+    only once its arguments begin after a name (one of the ``tools`` when given)."""
 
     fmt = TextCallFormat.LLAMA3_JSON
 
     def __init__(self, stage: Stage, ch: Channel, opener: str, marker: str = "") -> None:
         super().__init__(stage, ch, opener, marker)
         self.bare = self.marker != PYTHON_TAG
+        # In auto a bare reply is read only as the template writes it, "name" first: a
+        # JSON reply that does not begin as a call is text at its first other key.
+        self.name_first = self.bare and stage.requested is TextCallFormat.AUTO
         self.wrapper: Wrapper | None = None
 
     def begin(self, final: bool) -> bool:
@@ -38,7 +42,7 @@ class LlamaRegion(WrappedRegion):
             return self.wait(final)
         c = self.buf[self.pos]
         if c == "{":
-            self.wrapper = Wrapper(self, None)
+            self.wrapper = Wrapper(self, None, name_first=self.name_first)
             self.state = self.element
             return True
         if not self.bare and PY_NAME.match(c):
@@ -59,14 +63,23 @@ class LlamaRegion(WrappedRegion):
         return True
 
     def after(self, final: bool) -> bool:
-        more = self.skip_ws()
-        self.mark()
-        if not more:
-            return True
-        if self.buf[self.pos] == ";":
-            self.take(self.pos + 1)
+        """After a call: ``;`` (with any whitespace) or a line break before a ``{``
+        begins the next call (vLLM reads both: its tests join calls with ``;``, ``; ``
+        and a newline); whitespace before anything else is framing, dropped."""
+        buf = self.buf
+        i = j = self.pos
+        n = len(buf)
+        while j < n and buf[j] in WS:
+            j += 1
+        if j == n and not final and j - i <= MAX_HEADER_CHARS:
+            return False  # what follows the whitespace decides
+        c = buf[j] if j < n else ""
+        if c == ";" or (c == "{" and "\n" in buf[i:j]):
+            self.take(j + 1 if c == ";" else j)
             self.state = self.begin
             return True
+        self.take(j)
+        self.mark()
         return self.done()
 
 

@@ -8,7 +8,7 @@ from ._contract import Channel, Stage
 from ._formats import TextCallFormat
 from ._rawtext import TextValue, ValueRegion
 from ._region import MAX_NAME_CHARS, NameHeader, valid_name
-from ._scan import JsonExtent, MarkerSet
+from ._scan import MAX_HEADER_CHARS, WS, JsonExtent, MarkerSet
 from ._values import param_types
 
 __all__: list[str] = []
@@ -24,6 +24,10 @@ class FunctionRegion(ValueRegion):
     ``\\n<parameter=NAME>`` of a parameter not seen yet (vllm-project/vllm#37829)."""
 
     fmt = TextCallFormat.QWEN3_CODER
+    #: The wrapper's closing tag (the markers below name it too).
+    END_TAG = "</tool_call>"
+    #: The template writes ``\nVALUE\n``: one newline each side is framing.
+    TRIM = True
     NAME_END = MarkerSet([">"])
     BODY = MarkerSet(["<parameter=", "</function>"])
     VALUE_END = MarkerSet(["</parameter>", "<parameter=", "</function>", "</tool_call>"])
@@ -44,7 +48,7 @@ class FunctionRegion(ValueRegion):
         self.extent = JsonExtent(self.JSON_END, whole=False)
 
     def end_marker(self) -> str | None:
-        return "</tool_call>" if self.wrapped else "</function>"
+        return self.END_TAG if self.wrapped else "</function>"
 
     def begin(self, final: bool) -> bool:
         found = self.read_until(self.NAME_END, final, check=NameHeader)
@@ -79,7 +83,7 @@ class FunctionRegion(ValueRegion):
         self.drop(found)
         if found == "</function>":
             self.args("{}")
-            self.state = self.after_function
+            self.function_closed()
         else:
             self.args("{")
             self.state = self.param_name
@@ -90,7 +94,7 @@ class FunctionRegion(ValueRegion):
         if isinstance(end, bool):
             return end
         self.drop(end)
-        self.state = self.after_function
+        self.function_closed()
         return True
 
     def param_name(self, final: bool) -> bool:
@@ -105,8 +109,8 @@ class FunctionRegion(ValueRegion):
         self.call.key(key)
         self.mark()
         types = param_types(self.stage.schema(self.name), key)
-        self.value = TextValue(self.call, key, types, trim=True)
-        self.state = self.value_lead
+        self.value = TextValue(self.call, key, types, trim=self.TRIM)
+        self.state = self.value_lead if self.TRIM else self.value_text
         return True
 
     def value_lead(self, final: bool) -> bool:
@@ -135,7 +139,7 @@ class FunctionRegion(ValueRegion):
             follow = self.AFTER_PARAM
         elif marker == "</function>":
             follow = self.WRAPPED_FOLLOW if self.wrapped else self.BARE_FOLLOW
-        elif self.wrapped:  # </tool_call>
+        elif self.wrapped:  # END_TAG
             follow = self.NEXT_CALL
         else:
             self.content(after)
@@ -170,20 +174,45 @@ class FunctionRegion(ValueRegion):
         self.mark()
         self.args("}")
         if found == "</function>":
-            self.state = self.after_function
+            self.function_closed()
             return True
         assert self.call is not None
         self.call.note("the call had no </function>")
         self.close()
         return self.done()
 
+    def function_closed(self) -> None:
+        """``</function>`` was taken. Wrapped, the call ends at ``</tool_call>``;
+        without the wrapper ``</function>`` is its end: it is finished now."""
+        if self.wrapped:
+            self.state = self.after_function
+            return
+        self.close()
+        self.state = self.stray_close
+
     def after_function(self, final: bool) -> bool:
-        if not self.wrapped:
-            self.close()
-            return self.done()
         found = self.expect(self.TOOL_END, final)
         if isinstance(found, bool):
             return found
         self.mark()
         self.close()
+        return self.done()
+
+    def stray_close(self, final: bool) -> bool:
+        """After an unwrapped call: a ``</tool_call>`` (after whitespace) is the closing
+        half of the wrapper whose opening the model skipped (llama.cpp's Qwen3-Coder
+        parser: "some models skip the opening <tool_call>"), dropped as framing; anything
+        else is text again, the whitespace left to the channel."""
+        buf = self.buf
+        i = j = self.pos
+        n = len(buf)
+        while j < n and buf[j] in WS:
+            j += 1
+        if j - i > MAX_HEADER_CHARS:
+            return self.done()
+        found = self.TOOL_END.at(buf, j) if j < n else ""
+        if found == "":
+            return self.done() if final else False
+        if found is not None:
+            self.drop(buf[i : j + len(found)])
         return self.done()

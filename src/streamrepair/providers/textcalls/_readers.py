@@ -17,12 +17,13 @@ from typing import Final
 from ._command import CommandRegion
 from ._contract import Channel, Stage
 from ._deepseek import DeepSeekRegion
-from ._dsml import DsmlRegion
+from ._dsml import DsmlRegion, DsmlV4Region
 from ._formats import (
     COMMAND_ACTION,
     DEEPSEEK_CALL,
     DEEPSEEK_CALLS,
     DSML_CALLS,
+    DSML_V4_CALLS,
     FUNCTION,
     FUNCTIONGEMMA_CALL,
     GEMMA4_CALL,
@@ -34,13 +35,22 @@ from ._formats import (
     KIMI_SECTION,
     KIMI_SECTION_SINGULAR,
     LFM2_CALLS,
+    MINIMAX_M2_CALLS,
+    MINIMAX_M3_CALLS,
     MISTRAL_CALLS,
     OLMO3_CALLS,
     PHI4_CALLS,
     PYTHON_START,
     PYTHON_TAG,
+    SEED_CALLS,
+    SEED_THINK_CLOSE,
+    SEED_THINK_OPEN,
+    THINK_CLOSE,
+    THINK_OPEN,
     TOOL_CALL,
     XLAM_FENCE,
+    XTML_CLOSE,
+    XTML_OPEN,
     TextCallFormat,
 )
 from ._gemma import FunctionGemmaRegion, GemmaRegion
@@ -48,13 +58,16 @@ from ._granite import GraniteRegion
 from ._harmony import HarmonyRegion
 from ._hunyuan import HunyuanRegion
 from ._kimi import KimiRegion
+from ._kimi_k3 import XtmlRegion
 from ._lfm2 import Lfm2Region
 from ._llama import LlamaRegion, PythonicRegion
+from ._minimax import MinimaxM2Region, MinimaxM3Region
 from ._mistral import MistralRegion
 from ._olmo3 import Olmo3Region
 from ._phi4 import Phi4MiniRegion
 from ._qwen3_coder import FunctionRegion
 from ._region import Region
+from ._seed_oss import SeedToolCallTag
 from ._toolcall import ToolCallTag
 from ._xlam import XlamRegion
 
@@ -71,9 +84,12 @@ class FormatReader:
     #: Models also write it while thinking, as drafts: not read in reasoning or in a
     #: ``<think>`` block of the content (QwenLM/Qwen3#1459).
     drafted: bool = False
+    #: Drafted formats: the markers of the thinking block in the content whose drafts are
+    #: not read (Seed-OSS writes ``<seed:think>``).
+    think: tuple[str, str] = (THINK_OPEN, THINK_CLOSE)
     #: The first character of a reply that is the bare markup, with no marker, and the
-    #: region that reads it: only at the start of the content, and only once the format
-    #: is known (bare markup has no marker for ``auto`` to find).
+    #: region that reads it: only at the start of the content, in the format named, or
+    #: in ``auto`` when tools are given (a call then only to one of them).
     bare: tuple[str, type[Region]] | None = None
     #: Read only when the format is named, never in ``auto``: its markers are ordinary
     #: text elsewhere (Phi-4-mini's ``functools``), or it is an older format whose
@@ -122,6 +138,15 @@ READERS: Final[dict[TextCallFormat, FormatReader]] = {
         bare=("[", XlamRegion),
         named_only=True,
     ),
+    TextCallFormat.DSML_V4: FormatReader(opens={DSML_V4_CALLS: DsmlV4Region}),
+    TextCallFormat.KIMI_K3: FormatReader(opens={XTML_OPEN: XtmlRegion, XTML_CLOSE: XtmlRegion}),
+    TextCallFormat.MINIMAX_M2: FormatReader(opens={MINIMAX_M2_CALLS: MinimaxM2Region}),
+    TextCallFormat.MINIMAX_M3: FormatReader(opens={MINIMAX_M3_CALLS: MinimaxM3Region}),
+    TextCallFormat.SEED_OSS: FormatReader(
+        opens={SEED_CALLS: SeedToolCallTag},
+        drafted=True,
+        think=(SEED_THINK_OPEN, SEED_THINK_CLOSE),
+    ),
 }
 
 
@@ -146,10 +171,21 @@ START_MARKERS: Final[dict[TextCallFormat, tuple[str, ...]]] = {
 AUTO: Final = frozenset(fmt for fmt, reader in READERS.items() if not reader.named_only)
 #: Formats models also write while thinking, as drafts: not read in reasoning or <think>.
 DRAFTED: Final = frozenset(fmt for fmt, reader in READERS.items() if reader.drafted)
+#: Each drafted format's opening think marker; each opening marker's closing one; both.
+THINK_OPENS: Final = {fmt: reader.think[0] for fmt, reader in READERS.items() if reader.drafted}
+THINK_PAIRS: Final = dict(reader.think for reader in READERS.values() if reader.drafted)
+THINK_MARKERS: Final = frozenset(THINK_PAIRS) | frozenset(THINK_PAIRS.values())
 #: Formats whose reply may be the bare markup with no marker: the character it begins with.
 BARE: Final[dict[TextCallFormat, str]] = {
     fmt: reader.bare[0] for fmt, reader in READERS.items() if reader.bare is not None
 }
+#: The first character of a bare reply -> its format (what ``auto`` tries, with tools):
+#: the formats ``auto`` reads only (xLAM's bare ``[`` is named only; pythonic's is auto's).
+BARE_BY_CHAR: Final[dict[str, TextCallFormat]] = {
+    char: fmt for fmt, char in BARE.items() if fmt in AUTO
+}
+if len(BARE_BY_CHAR) != len([fmt for fmt in BARE if fmt in AUTO]):
+    raise RuntimeError("two formats read in auto begin a bare reply with one character")
 _OPENS: Final = _regions_by_marker()
 
 

@@ -20,8 +20,9 @@ _FUNCTION_OPEN = MarkerSet([FUNCTION])
 
 class ToolCallTag(Region):
     """``<tool_call>``: a ``{`` is Hermes JSON, ``<function=`` Qwen3-Coder XML, a name
-    right after the tag GLM, a ``[`` a Granite or xLAM list (among the formats allowed
-    now: those two only when named); anything else is text."""
+    GLM (right after the tag; after whitespace, only with ``<arg_key>`` or to a known
+    tool after it), a ``[`` a Granite or xLAM list (those two only when named), among
+    the formats allowed now; anything else is text."""
 
     gap = False  # whitespace came between the tag and what follows
 
@@ -46,7 +47,8 @@ class ToolCallTag(Region):
             if found:
                 self.take(pos + len(found))
                 return self.become(FunctionRegion, wrapped=True)
-        # GLM's template writes the name right after the tag ("<tool_call>get_weather")
-        if not self.gap and stage.allows(TextCallFormat.GLM) and NAME_START.match(c):
-            return self.become(GlmRegion)
+        # GLM's template writes the name right after the tag ("<tool_call>get_weather");
+        # after whitespace the name is a call only once its arguments follow
+        if stage.allows(TextCallFormat.GLM) and NAME_START.match(c):
+            return self.become(GlmRegion, spaced=self.gap)
         return self.fail()

@@ -12,12 +12,20 @@ Rules (those of vLLM's ``qwen3_coder`` and ``glm45`` parsers, made strict where 
 * a parameter whose only type is ``string``, or whose type is unknown (no schema, a name
   the schema does not declare), is a string; it is streamed as it arrives;
 * otherwise the whole value is read first, then: ``null``/``None`` (any case) where null
-  is allowed; where ``string`` is also allowed nothing else is converted (the raw text is
-  a valid string); otherwise strict JSON, then a Python literal (``True``, ``{'k': 1}``),
-  kept when its JSON type is one the schema allows; anything else stays a string (the
-  schema check then says what is wrong with it);
+  is allowed; where ``string`` is also allowed, only text that is strict JSON of another
+  type the schema allows (``{"a": 1}`` for ``["string", "object"]``, ``42`` for
+  ``["string", "integer"]``) is read as that type, the rest stays the string it is (the
+  markup cannot tell a string from a JSON value: the templates write both raw, and
+  llama.cpp, Ollama and vLLM read such text as the other type); otherwise strict JSON,
+  then a Python literal (``True``, ``{'k': 1}``), then, for an array or object, JSON
+  written with escaped quotes as inside a JSON string (``[{\\"id\\": 1}]``: SGLang
+  reads it so), kept when its JSON type is one the schema allows; anything else stays a
+  string (the schema check then says what is wrong with it);
 * GLM writes non-string values with ``tojson``: without a schema, a value that is valid
-  JSON is read as JSON (vLLM does the same).
+  JSON is read as JSON (vLLM does the same);
+* type names that are no JSON Schema types but Python's (``float``, ``int``, ``bool``,
+  ``str``, ``dict``, ``list``; and ``double``) are read as the JSON type they name, as
+  vLLM's parsers read them: tools generated from Python signatures declare them.
 
 Every conversion to something other than a string is reported by the caller as a
 :attr:`~streamrepair.RepairKind.MARKUP_VALUE` repair with the description made here.
@@ -44,6 +52,17 @@ _JSON_TYPES: Final = frozenset(
     {"string", "number", "integer", "boolean", "null", "object", "array"}
 )
 _INTEGER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)")
+#: Type names that are not JSON Schema's, as tools built from Python signatures write
+#: them, and the JSON type each names (vLLM's Qwen3-Coder parser reads them so).
+_TYPE_NAMES: Final = {
+    "float": "number",
+    "double": "number",
+    "int": "integer",
+    "bool": "boolean",
+    "str": "string",
+    "dict": "object",
+    "list": "array",
+}
 
 
 def param_types(schema: Mapping[str, Any] | None, name: str) -> frozenset[str] | None:
@@ -61,6 +80,57 @@ def param_types(schema: Mapping[str, Any] | None, name: str) -> frozenset[str] |
     return frozenset(found) if found else None
 
 
+def child_schema(
+    sub: Mapping[str, Any] | None, root: Mapping[str, Any] | None, key: str | None
+) -> Mapping[str, Any] | None:
+    """The schema of member ``key`` (``None``: of an item) of a value whose schema is
+    ``sub`` (``root``, the tool's schema, resolves local ``$ref``), looking through
+    ``$ref`` and ``anyOf``/``oneOf``; None when it says nothing."""
+    if not isinstance(sub, Mapping) or not isinstance(root, Mapping):
+        return None
+    for node in _alternatives(sub, root, 0):
+        if key is None:
+            items = node.get("items")
+            if isinstance(items, Mapping):
+                return items
+            continue
+        props = node.get("properties")
+        if isinstance(props, Mapping) and isinstance(props.get(key), Mapping):
+            found: Mapping[str, Any] = props[key]
+            return found
+    return None
+
+
+def schema_types(
+    sub: Mapping[str, Any] | None, root: Mapping[str, Any] | None
+) -> frozenset[str] | None:
+    """The JSON types schema ``sub`` allows (``root`` resolves ``$ref``); None when it
+    says nothing usable."""
+    if not isinstance(sub, Mapping) or not isinstance(root, Mapping):
+        return None
+    found = _types(sub, root, 0)
+    return frozenset(found) if found else None
+
+
+def _alternatives(
+    sub: Mapping[str, Any], root: Mapping[str, Any], depth: int
+) -> list[Mapping[str, Any]]:
+    if depth > _MAX_SCHEMA_DEPTH:
+        return []
+    ref = sub.get("$ref")
+    if isinstance(ref, str):
+        target = _resolve(ref, root)
+        return _alternatives(target, root, depth + 1) if target is not None else []
+    out = [sub]
+    for key in ("anyOf", "oneOf"):
+        options = sub.get(key)
+        if isinstance(options, list):
+            for option in options:
+                if isinstance(option, Mapping):
+                    out += _alternatives(option, root, depth + 1)
+    return out
+
+
 def _types(sub: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> set[str]:
     if depth > _MAX_SCHEMA_DEPTH:
         return set()
@@ -71,9 +141,9 @@ def _types(sub: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> set[s
     out: set[str] = set()
     kind = sub.get("type")
     if isinstance(kind, str):
-        out.add(kind)
+        out.add(_TYPE_NAMES.get(kind, kind))
     elif isinstance(kind, list):
-        out.update(k for k in kind if isinstance(k, str))
+        out.update(_TYPE_NAMES.get(k, k) for k in kind if isinstance(k, str))
     for key in ("anyOf", "oneOf"):
         options = sub.get(key)
         if isinstance(options, list):
@@ -199,7 +269,7 @@ def convert_text(
     if "null" in types and lowered in ("null", "none"):
         return "null", f"parameter {key!r}: text {_shown(text)} read as null (the tool's schema)"
     if "string" in types:
-        return dumps(text), None
+        return _union_with_string(text, stripped, key, types)
     if "boolean" in types and lowered in ("true", "false"):
         return lowered, (
             f"parameter {key!r}: text {_shown(text)} read as boolean (the tool's schema)"
@@ -215,12 +285,50 @@ def convert_text(
         except (ValueError, RecursionError):
             found, candidate = python_literal(stripped)
             source = " from a Python literal"
+    if not (found and _allowed(candidate, types)) and '\\"' in stripped and types & _CONTAINERS:
+        found, candidate = _escaped_json(stripped)
+        source = " written with escaped quotes, as inside a JSON string"
     if found and _allowed(candidate, types):
         return dumps(candidate), (
             f"parameter {key!r}: text {_shown(text)} read as {json_type(candidate)}"
             f"{source} (the tool's schema)"
         )
     return dumps(text), None
+
+
+_CONTAINERS: Final = frozenset({"array", "object"})
+
+
+def _union_with_string(
+    text: str, stripped: str, key: str, types: frozenset[str]
+) -> tuple[str, str | None]:
+    """A value whose schema allows a string and other types: strict JSON of one of the
+    others is read as it, anything else is the string it is."""
+    if stripped[:1] not in _JSON_FIRST:
+        return dumps(text), None  # no JSON value but a string begins so
+    try:
+        value = loads(stripped)
+    except (ValueError, RecursionError):
+        return dumps(text), None
+    if isinstance(value, str) or not _allowed(value, types - {"string"}):
+        return dumps(text), None
+    return dumps(value), (
+        f"parameter {key!r}: text {_shown(text)} read as {json_type(value)}: strict JSON of "
+        "a type the tool's schema allows beside string"
+    )
+
+
+_JSON_FIRST: Final = frozenset('{["-0123456789tfn')
+
+
+def _escaped_json(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text`` is the inside of a JSON string whose content is
+    JSON (``[{\\"id\\": 1}]``): the quotes escaped once too often, nothing guessed."""
+    try:
+        inner = loads('"' + text + '"')
+        return True, loads(inner)
+    except (ValueError, RecursionError):
+        return False, None
 
 
 def convert_python(text: str, key: str) -> tuple[str, str | None]:

@@ -102,17 +102,27 @@ class WrappedRegion(Region):
         self.limit = MAX_HEADER_CHARS
 
 
+#: The keys a ``name_first`` wrapper begins with, as written.
+_NAME: Final = ('"name"',)
+_ARGUMENTS: Final = ('"parameters"', '"arguments"')
+
+
 class Wrapper:
     """One JSON object ``{"name": N, "arguments": {...}}`` read piece by piece (Hermes,
     Mistral, Llama), telling its owner region what it finds: the name, the arguments'
     text as it arrives (``"parameters"`` is read the same). Other members are skipped.
     ``ends`` markers met outside strings stop it (``hit``). The owner says which members
     are the name, the arguments and the call id (Command's ``tool_name``, ``parameters``,
-    ``tool_call_id``)."""
+    ``tool_call_id``). ``name_first``: the first member must be ``"name"`` and the second
+    ``"parameters"`` or ``"arguments"`` (written plainly), else the object breaks at the
+    first character of a key that rules that out."""
 
-    def __init__(self, owner: WrappedRegion, ends: MarkerSet | None) -> None:
+    def __init__(
+        self, owner: WrappedRegion, ends: MarkerSet | None, *, name_first: bool = False
+    ) -> None:
         self.owner = owner
         self.ends = ends
+        self.name_first = name_first
         self.state: State = self.open
         self.key = ""
         self.raw: list[str] = []
@@ -170,11 +180,18 @@ class Wrapper:
         self.state = then
         return True
 
-    def _string(self, final: bool, name: bool = False) -> str | None:
+    def _string(self, final: bool, name: bool = False, exact: tuple[str, ...] = ()) -> str | None:
+        """Read a JSON string; ``exact``: the raw texts it may be (keys written plainly),
+        ruled out at its first character that differs from all."""
         o = self.owner
         stop, what = self.extent.scan(o.buf, o.pos)
         piece = o.take(stop)
         self.raw.append(piece)
+        if exact:
+            raw = "".join(self.raw)
+            if not any(e.startswith(raw) for e in exact):
+                self._break()
+                return None
         if what is not COMPLETE:
             if final or (name and not self._name_may_go_on(piece)):
                 self._break()
@@ -190,7 +207,10 @@ class Wrapper:
         return value
 
     def key_text(self, final: bool) -> bool:
-        key = self._string(final)
+        exact: tuple[str, ...] = ()
+        if self.name_first and not self.had_args:
+            exact = _ARGUMENTS if self.name is not None else _NAME
+        key = self._string(final, exact=exact)
         if key is not None:
             self.key = key
             self.state = self.colon
