@@ -1379,6 +1379,23 @@ def test_harmony_final_channel_is_text_and_analysis_is_reasoning() -> None:
     assert done.messages[0]["reasoning_content"] == "Think."
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|channel|>functions.f x:0<|message|>x",  # found by the fuzz test
+        "<|channel|>notes<|message|>kept<|end|>",
+        "<|start|>assistant<|channel|>summary<|message|>kept",
+    ],
+)
+def test_a_harmony_header_on_no_harmony_channel_is_text(text: str) -> None:
+    # Harmony's channels are analysis, commentary and final: another word is not its
+    # framing, and the header is the model's text (it was dropped as framing)
+    for pieces in ([text], list(text)):
+        events = run(pieces, "harmony")
+        assert texts(events) == text
+        assert not any(isinstance(e, ToolCallStarted) for e in events)
+
+
 def test_a_kimi_id_without_an_index_is_text() -> None:
     # vLLM skips the call (markup and arguments dropped); here its markup is text, and a
     # bare counter id is no name to guess from

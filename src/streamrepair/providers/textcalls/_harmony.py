@@ -18,6 +18,9 @@ _H_MESSAGE: Final = "<|message|>"
 _H_ENDS: Final = ("<|end|>", "<|return|>", "<|call|>")
 _RECIPIENT = re.compile(r"\bto=([^\s<]+)")
 _CHANNEL = re.compile(r"[A-Za-z_][\w.-]*")
+#: The channels of the Harmony format (openai/harmony): reasoning, tool calls and
+#: preambles, the reply.
+_CHANNELS: Final = frozenset({"analysis", "commentary", "final"})
 
 
 class HarmonyRegion(Region):
@@ -57,8 +60,11 @@ class HarmonyRegion(Region):
             channel = "final" if len(role) == 1 and _CHANNEL.fullmatch(role[0]) else ""
         recipient = _RECIPIENT.search(head)
         target = recipient.group(1) if recipient is not None else ""
-        if not _CHANNEL.fullmatch(channel) and not target:
-            return self.fail()  # a channel is a word: analysis, commentary, final
+        if channel not in _CHANNELS and not target:
+            # Harmony has three channels; any other word is not its framing, and the
+            # header is released as the text it is (a message on an unknown channel
+            # would drop what the model wrote before <|message|>)
+            return self.fail()
         if target.startswith("functions."):
             name = target[len("functions.") :]
             if not valid_name(name):
