@@ -23,6 +23,10 @@ What is kept between calls (and nothing else):
   waiting for its low half, for single-quoted strings a quote that may or may not end the
   string, and flags for the ambiguous-escapes rule (an invalid escape seen, a control
   escape seen, and under a path-like key the preview held at the first control escape);
+* for a key its object already has (``{"x": 1, "x": 1}``), its second value is read
+  against the first, never stored (``_repeats.py``): the first value, the first value's
+  part under each open container of the second, how much of an open string matched, and
+  the change recorder, put aside meanwhile (the second value is never reported);
 * a number, literal, bare word or unquoted key in progress (at most ``MAX_SCALAR_CHARS``
   characters, except a number inside a container: past the bound it is kept in pieces with
   a short signature of its place in the number grammar, so it is never re-read), or a
@@ -52,8 +56,10 @@ Invariants:
   ``INCOMPLETE`` that it would synthesize or raise and some continuation can still be
   valid; ``UNREPAIRABLE`` comes at the first character after which no continuation can
   (bounds count when a character passes them; a number longer than ``MAX_SCALAR_CHARS``
-  is judged against a float's range when it ends). Once ``UNREPAIRABLE`` it stays so,
-  and after ``finish()`` raises the status is ``UNREPAIRABLE`` with that error.
+  is judged against a float's range when it ends; a repeated key's second value is
+  compared as docs/design.md states, and its error points at the second key). Once
+  ``UNREPAIRABLE`` it stays so, and after ``finish()`` raises the status is
+  ``UNREPAIRABLE`` with that error.
 * Nothing here recurses on the input's nesting, so no input can raise ``RecursionError``.
 """
 
@@ -110,7 +116,15 @@ from ._lexical import (
     scanstring,
 )
 from ._recorder import ChangeRecorder, LazyPreview
-from ._records import COMPACT_PIECES, ValueRecord, add_value, compact_pieces, count_with
+from ._records import (
+    COMPACT_PIECES,
+    ValueRecord,
+    add_value,
+    compact_pieces,
+    count_with,
+    same_json,
+)
+from ._repeats import Repeat, text_continues, token_continues
 from .changes import Change
 
 __all__ = [
@@ -169,6 +183,8 @@ def _not_a_value(token: str) -> str:
 
 
 _SKIPS_WS = frozenset({_VALUE, _KEY, _COLON, _AFTER, _END, _TAIL})
+# A member a repeated key's value has and its first value lacks: equal to nothing.
+_ABSENT = object()
 
 # What an open string has shown so far (its flags), for the ambiguous-escapes rule.
 _INVALID = 1  # an invalid escape: an evident raw backslash
@@ -203,6 +219,7 @@ class ArgumentAssembler:
         "_ctx_line",
         "_ctx_line_start",
         "_current",
+        "_delta",
         "_error",
         "_fed",
         "_fence",
@@ -215,8 +232,10 @@ class ArgumentAssembler:
         "_hold",
         "_is_key",
         "_key",
+        "_key_position",
         "_keys",
         "_long",
+        "_match",
         "_max_depth",
         "_max_size",
         "_pathlike",
@@ -258,6 +277,7 @@ class ArgumentAssembler:
         self._error: UnrepairableError | None = None
         self._result: tuple[Repaired, ...] | UnrepairableError | None = None
         self._fed = 0  # characters consumed before the current delta
+        self._delta = ""  # the current delta (for the position of an error found late)
         self._ctx_line = 1  # line number at the start of the current delta
         self._ctx_line_start = 0  # offset where that line starts
         # containers
@@ -265,6 +285,10 @@ class ArgumentAssembler:
         self._keys: list[str | None] = []  # key of each frame in its parent
         self._key: str | None = None  # pending key of the innermost object
         self._fresh = False  # innermost container has no member yet
+        # a value read under a key its object already has: compared with the first, never
+        # stored (_repeats.py); and where the key being read began (its line and column)
+        self._match: Repeat | None = None
+        self._key_position: tuple[int, int] | None = None
         self._commas = 0  # commas held since the last value
         self._comma_offset = 0  # offset of the first of them
         # strings
@@ -369,9 +393,10 @@ class ArgumentAssembler:
         # long write), plain or with simple escapes. It reads exactly what _run's string
         # state would, and gives up on anything else (a closing quote, a control character,
         # a \u escape, an invalid escape). Such text holds no raw newline, and the status
-        # inside a string is always INCOMPLETE.
+        # inside a string is always INCOMPLETE. (A string under a repeated key is compared
+        # with its first value by the machine.)
         state = self._state
-        if (state in (_STRING, _ESCAPE)) and self._pending_high is None:
+        if (state in (_STRING, _ESCAPE)) and self._pending_high is None and self._match is None:
             n = len(text) if type(text) is str else 0
             if n and n <= self._max_size - self._fed:
                 if state == _STRING and "\\" not in text:
@@ -433,10 +458,13 @@ class ArgumentAssembler:
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
         self._str_start = len(self._str_parts)
+        self._delta = text
         n = len(text)
         room = self._max_size - self._fed
         if n > room:
             self._run(text, room)
+            if self._error is None:
+                self._delta_ended(text)
             if self._error is None:
                 offset = self._max_size
                 line, column = self._position(text, room)
@@ -453,10 +481,8 @@ class ArgumentAssembler:
             return Status.UNREPAIRABLE
         if n:
             self._run(text, n)
-            if self._state in _IN_STRING:
-                self._settle_string()
-            elif self._key is not None and self._rec is not None and self._state in _KEY_ONLY:
-                self._rec.key(self._key)  # the delta ended after a key, before its value
+            if self._state != _ERROR:
+                self._delta_ended(text)
             if "\n" in text:
                 self._advance(text, n)
             else:
@@ -496,6 +522,10 @@ class ArgumentAssembler:
             # top-level token is not complete until it ends: show the last whole value.
             return self._values[-1].value if self._values else None
         open_string = state in _IN_STRING and not self._is_key
+        if self._match is not None:
+            # A value read under a repeated key is never shown: the first one stays.
+            stack = stack[: self._match.depth]
+            open_string = False
         if live:
             if open_string:
                 # Show the open string's text in its slot; _emit replaces it there.
@@ -531,7 +561,7 @@ class ArgumentAssembler:
 
         Needs ``ArgumentAssembler(changes=True)`` (``ValueError`` otherwise).
         """
-        rec = self._rec
+        rec = self._recorder()
         if rec is None:
             raise ValueError("take_changes() needs ArgumentAssembler(changes=True)")
         out = rec.out
@@ -548,28 +578,36 @@ class ArgumentAssembler:
         Taking one costs O(depth of the open containers) with ``changes=True``; without
         it, the snapshot is taken now. Resolving costs what :meth:`preview` would have.
         """
-        rec = self._rec
+        rec = self._recorder()
         stack = self._stack
         if rec is None or not stack or self._result is not None:
             return LazyPreview(None, self.preview())
         if len(stack) == 1:
             frames: tuple[tuple[Any, int, Any], ...] = ((stack[0], len(stack[0]), None),)
         else:
-            frames = tuple(zip(stack, map(len, stack), self._keys, strict=True))
+            if self._match is not None:  # a repeated key's value is not shown
+                stack = stack[: self._match.depth]
+            frames = tuple(zip(stack, map(len, stack), self._keys, strict=False))
         string = None
-        if self._state in _IN_STRING and not self._is_key:
+        if self._state in _IN_STRING and not self._is_key and self._match is None:
             top, count, key = frames[-1]
             if self._slot:  # a live preview put the open string in its slot
                 count -= 1
                 frames = (*frames[:-1], (top, count, key))
             slot = self._key if isinstance(top, dict) else count
             string = (slot, rec.sent, rec.strings)
-        return LazyPreview(self, (frames, len(rec.journal), string))
+        return LazyPreview(self, (frames, string))
+
+    def _recorder(self) -> ChangeRecorder | None:
+        """The change recorder, also while a repeated key's value is read (the machine's
+        hooks see none then: that value is never reported)."""
+        match = self._match
+        return self._rec if match is None else match.recorder
 
     def _open_text(self, serial: int) -> str | None:
         """What a preview shows of the string value being read, if it is string
         ``serial`` (the recorder's count); None once that string has ended."""
-        rec = self._rec
+        rec = self._recorder()
         if rec is not None and rec.str_path is not None and rec.strings == serial:
             return self._hold if self._hold is not None else self._string_so_far()
         return None
@@ -585,15 +623,39 @@ class ArgumentAssembler:
         elif len(hold) > rec.sent:
             rec.grew(hold[rec.sent :])
 
+    def _delta_ended(self, text: str) -> None:
+        """The delta ``text`` has been read: settle an open string, remember where an open
+        key began (it may turn out to be a repeated key, and the error points at it), and
+        tell the recorder of a key whose value has not begun."""
+        state = self._state
+        if state in _IN_STRING:
+            if self._is_key and self._str_offset >= self._fed:
+                self._key_position = self._position(text, self._str_offset - self._fed)
+            self._settle_string()
+        elif state == _BARE_KEY:
+            if self._token_offset >= self._fed:
+                self._key_position = self._position(text, self._token_offset - self._fed)
+        elif self._key is not None and self._rec is not None and state in _KEY_ONLY:
+            self._rec.key(self._key)  # the delta ended after a key, before its value
+        match = self._match
+        if match is not None and match.position is None and self._state != _ERROR:
+            match.position = self._position(text, match.offset - self._fed)
+
     def _settle_string(self) -> None:
         """A delta ended inside a string: its pieces become one (the recorder gets it as
-        the string's new text) and the pieces are compacted when they are many."""
+        the string's new text, or it is compared with a repeated key's first value) and the
+        pieces are compacted when they are many."""
         parts = self._str_parts
         start = self._str_start
         if len(parts) - start > 1:
             parts[start:] = ["".join(parts[start:])]
-        if self._rec is not None and len(parts) > start:
-            self._shown(parts[start])
+        piece = parts[start] if len(parts) > start else ""
+        if self._is_key:
+            pass
+        elif self._match is not None:
+            self._compare_open_string(piece)
+        elif self._rec is not None and len(parts) > start:
+            self._shown(piece)
         if len(parts) - self._str_merged >= COMPACT_PIECES:
             self._compact()
 
@@ -718,7 +780,9 @@ class ArgumentAssembler:
             if state == _AFTER:
                 if c == ",":
                     top = self._stack[-1]
-                    if isinstance(top, list):
+                    if self._match is not None:
+                        pass  # a repeated key's value: member by member, compared
+                    elif isinstance(top, list):
                         m = ARRAY_LANE.match(text, pos, n)
                         rec = self._rec
                         while m is not None:
@@ -751,13 +815,17 @@ class ArgumentAssembler:
                         if m is not None:
                             rec = self._rec
                             while m is not None:
-                                key, value = m.group(1), lane_value(m.group(2))
+                                key = m.group(1)
+                                if key in top:
+                                    break  # a repeated key: the machine compares its value
+                                value = lane_value(m.group(2))
                                 if rec is not None:
                                     rec.assigned(top, key, value)
                                 top[key] = value
                                 pos = m.end()
                                 m = OBJECT_LANE.match(text, pos, n)
-                            continue
+                            if m is None:
+                                continue
                     self._commas = 1
                     self._comma_offset = pos + self._fed
                     self._state = _KEY if isinstance(self._stack[-1], dict) else _VALUE
@@ -863,8 +931,12 @@ class ArgumentAssembler:
                     if c == '"':
                         m = WHOLE_STRING.match(text, pos, n)
                         if m is not None:
+                            key = m.group(1)
+                            repeated = key in self._stack[-1] or self._match is not None
+                            if repeated and not self._key_again(key, pos + self._fed):
+                                return
                             pos = m.end()
-                            self._key = m.group(1)
+                            self._key = key
                             self._commas = 0
                             self._state = _COLON
                             continue
@@ -1046,6 +1118,9 @@ class ArgumentAssembler:
                     self._token_offset,
                     f"read the unquoted key {key[:40]!r} as a string",
                 )
+                repeated = key in self._stack[-1] or self._match is not None
+                if repeated and not self._key_again(key, self._token_offset):
+                    return
                 self._key = key
                 self._state = _COLON
 
@@ -1102,12 +1177,19 @@ class ArgumentAssembler:
             )
             return
         child: Any = {} if c == "{" else []
+        match = self._match
+        if match is not None:
+            target = self._target()
+            if type(target) is not type(child):
+                return self._repeat_failed()
+            match.targets.append(target)
         if self._rec is not None:
             self._rec.opened(stack[-1] if stack else None, self._key, child)
         if stack:
             parent = stack[-1]
             if isinstance(parent, dict):
-                parent[self._key] = child
+                if match is None or len(stack) > match.depth:
+                    parent[self._key] = child  # (a repeated key's value stays outside)
                 self._keys.append(self._key)
                 self._key = None
             else:
@@ -1128,6 +1210,14 @@ class ArgumentAssembler:
         self._keys.pop()
         self._fresh = False
         self._commas = 0
+        match = self._match
+        if match is not None and len(stack) >= match.depth:
+            # A container of a repeated key's value: every member was compared as it was
+            # read, so the same count means the same value.
+            if len(done) != len(match.targets.pop()):
+                return self._repeat_failed()
+            if len(stack) == match.depth:
+                self._repeat_done()
         if stack:
             self._state = _AFTER
         else:
@@ -1150,6 +1240,14 @@ class ArgumentAssembler:
             self._state = _END
             self._value_done()
             return
+        match = self._match
+        if match is not None:
+            if not same_json(self._target(), value):
+                return self._repeat_failed()
+            if len(stack) == match.depth:  # the repeated key's value: equal, dropped
+                self._key = None
+                self._state = _AFTER
+                return self._repeat_done()
         top = stack[-1]
         if rec is not None:
             rec.assigned(top, self._key, value)
@@ -1162,6 +1260,124 @@ class ArgumentAssembler:
             top.append(value)
         self._slot = False
         self._state = _AFTER
+
+    # -- repeated keys (_repeats.py) ------------------------------------------------------
+
+    def _key_again(self, key: str, offset: int) -> bool:
+        """A key was read (beginning at absolute ``offset``) that its object already has,
+        or any key inside a repeated key's value. Returns False when the machine failed."""
+        match = self._match
+        if match is None:
+            # Read the new value against the first one, which is whole: an earlier member.
+            position = self._key_position if offset < self._fed else None
+            top = self._stack[-1]
+            self._match = Repeat(key, top[key], len(self._stack), offset, position, self._rec)
+            self._rec = None  # the repeated value is never reported
+            return True
+        if key not in match.targets[-1]:
+            self._repeat_failed()  # a member the first value does not have
+            return False
+        if key in self._stack[-1]:  # written twice in there as well: compared all the same
+            self._note_repeat(key, offset)
+        return True
+
+    def _target(self) -> Any:
+        """What the value beginning now must end equal to: the first value of the repeated
+        key, or the member of it at the same place."""
+        match = self._match
+        assert match is not None
+        stack = self._stack
+        if len(stack) == match.depth:
+            return match.first
+        top = stack[-1]
+        outer = match.targets[-1]
+        if type(top) is dict:
+            return outer[self._key]  # checked when the key was read
+        return outer[len(top)] if len(top) < len(outer) else _ABSENT
+
+    def _compare_open_string(self, piece: str) -> None:
+        """The delta ended inside a string under a repeated key: ``piece`` is its new
+        decoded text. Fails when no continuation can end it equal to the first value."""
+        match = self._match
+        assert match is not None
+        literal = None
+        if match.literal_at >= 0 and not self._str_flags & _OTHER_CONTROL:
+            literal = piece.translate(LITERAL_CONTROLS)  # the ambiguous-escapes reading
+        match.grew(piece, literal)
+        state = self._state
+        hex_digits = self._hex if state == _UNICODE else None
+        held = "'" + self._held if state == _QUOTE_END else None
+        for at in (match.at, match.literal_at):
+            if at >= 0 and text_continues(
+                match.text,
+                at,
+                high=self._pending_high,
+                escape=state == _ESCAPE,
+                hex_digits=hex_digits,
+                held=held,
+            ):
+                return
+        self._repeat_failed()
+
+    def _repeat_done(self) -> None:
+        """The repeated key's value ended equal to the first: dropped, and recorded."""
+        match = self._match
+        assert match is not None
+        self._match = None
+        self._rec = match.recorder
+        self._note_repeat(match.key, match.offset)
+
+    def _note_repeat(self, key: str, offset: int) -> None:
+        assert self._current is not None
+        self._current.note(
+            RepairKind.DUPLICATE_KEY,
+            offset,
+            f"kept one of the equal values of the key {key[:40]!r}, written twice",
+        )
+
+    def _repeat_failed(self) -> None:
+        """The repeated key's value can no longer end equal to the first: refused, at the
+        second key (what the model must fix), whichever character decided it."""
+        match = self._match
+        assert match is not None
+        position = match.position
+        if position is None:  # the key is in the current delta
+            position = self._position(self._delta, match.offset - self._fed)
+        line, column = position
+        self._fail_with(
+            UnrepairableError(
+                f"key {match.key[:40]!r} written twice with different values",
+                offset=match.offset,
+                line=line,
+                column=column,
+                expected="each key written once",
+            )
+        )
+
+    def _drop_repeat(self, end: int) -> None:
+        """The text ended inside a repeated key's value: the value is dropped (the first
+        one stays) and the member recorded as cut off."""
+        match = self._match
+        assert match is not None
+        self._match = None
+        self._rec = match.recorder
+        del self._stack[match.depth :]
+        del self._keys[match.depth :]
+        self._state = _AFTER
+        self._key = None
+        self._is_key = False
+        self._token = ""
+        self._long = None
+        self._str_parts = []
+        self._pending_high = None
+        self._hold = None
+        self._commas = 0
+        assert self._current is not None
+        self._current.note(
+            RepairKind.DANGLING_DROPPED,
+            end,
+            f"dropped the repeated key {match.key[:40]!r} and its value, cut off at the end",
+        )
 
     def _drop_commas(self) -> None:
         assert self._current is not None
@@ -1193,6 +1409,12 @@ class ArgumentAssembler:
             self._current.note(
                 RepairKind.SINGLE_QUOTES, pos + self._fed, "read a single-quoted string"
             )
+        match = self._match
+        if match is not None and not is_key:
+            target = self._target()
+            if type(target) is not str:
+                return self._repeat_failed()
+            match.open_text(target, literal=self._under_path_key())
 
     def _string_so_far(self) -> str:
         parts = self._str_parts
@@ -1208,6 +1430,9 @@ class ArgumentAssembler:
             self._flush_high()
         text = self._string_value()
         if self._is_key:
+            repeated = text in self._stack[-1] or self._match is not None
+            if repeated and not self._key_again(text, self._str_offset):
+                return
             self._key = text
             self._state = _COLON
             return
@@ -1307,7 +1532,8 @@ class ArgumentAssembler:
         hold the string where it was, since its reading is decided when it closes."""
         self._str_flags |= _CONTROL_ESCAPE
         if self._under_path_key():
-            self._hold = self._string_so_far() + before
+            # (joined aside: the pieces of the current delta stay as they are)
+            self._hold = "".join(self._str_parts) + before
 
     def _under_path_key(self) -> bool:
         """Whether the open string is a value under a path-like key (``path``,
@@ -1411,6 +1637,8 @@ class ArgumentAssembler:
 
     def _quote_was_content(self) -> None:
         """The quote in a single-quoted string did not end it (``'it's'``)."""
+        if self._pending_high is not None:
+            self._flush_high()  # a high surrogate before the quote was left alone
         held = self._held
         self._str_parts.append("'")
         self._state = _STRING
@@ -1468,6 +1696,11 @@ class ArgumentAssembler:
             bad = MAX_SCALAR_CHARS + 1  # nothing past the bound is read at the top level
         if not self._viable(token[:bad]):
             bad = self._first_unviable(token, start)
+        if self._match is not None and not token_continues(token[:bad], self._target()):
+            # under a repeated key: it can no longer read as the first value, before it
+            # stops being a value at all
+            self._repeat_failed()
+            return False
         if bad > MAX_SCALAR_CHARS:
             if self._stack and token[:1] in NUMBER_START:
                 # Not a word but a number, which in a container may be as long as Python
@@ -1589,6 +1822,9 @@ class ArgumentAssembler:
                 expected="a JSON value",
             )
         stack = self._stack
+        if self._match is not None:
+            self._drop_repeat(end)
+            state = self._state
         if state == _BACKSLASH:
             current.note(
                 RepairKind.DANGLING_DROPPED,
@@ -1647,6 +1883,8 @@ class ArgumentAssembler:
             current.note(RepairKind.DANGLING_DROPPED, end, "dropped a key cut off at the end")
             self._token = ""
             self._state = _AFTER
+        if self._match is not None:  # a single-quoted key just closed, and it repeats
+            self._match = None
         self._rec = rec
         if self._state in (_COLON, _VALUE) and stack and isinstance(stack[-1], dict):
             if self._key is not None or self._state == _COLON:

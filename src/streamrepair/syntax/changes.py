@@ -38,13 +38,13 @@ on valid and on malformed text):
   change comes later. In a value the model finished, every ``KeyRead`` is followed by its
   value.
 * **Nothing is taken back.** An ``Appended`` text, an ``Assigned`` value and a ``Closed``
-  are never revised by a later change, with two stated exceptions: ``Reset`` (a new
-  top-level value replaces the old one) and a key the model wrote twice in one object
-  (the later value replaces the earlier one in its place, as ``json.loads`` does; a
-  consumer writing JSON text may write both members: the text then parses to the same
-  value). A string whose reading is decided only when it closes (a path that shows raw
-  backslashes, docs/repairs.md) reports no text past that point until it closes, then the
-  rest as it was read.
+  are never revised by a later change, with one stated exception: ``Reset`` (a new
+  top-level value replaces the old one). A key the model wrote twice in one object is
+  reported once: its second value is compared with the first, never reported (equal, it
+  is dropped; different, the text is unrepairable and the changes stop). A string whose
+  reading is decided only when it closes (a path that shows raw backslashes,
+  docs/repairs.md) reports no text past that point until it closes, then the rest as it
+  was read.
 * **Only what the model wrote.** ``finish()`` reports no invented structure: a string or
   container the model left open stays open in the changes (no ``Closed``), a dangling key
   or half number gets nothing. The only changes ``finish()`` adds are the ``Assigned`` of
