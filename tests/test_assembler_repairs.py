@@ -283,6 +283,27 @@ def test_well_formed_members_at_every_split(value: object) -> None:
 
 
 @pytest.mark.parametrize(
+    "value",
+    [
+        {"s": '中文 😀 x\x01y é\\/"\n\t' * 2},
+        {"s": "\\u00e9 \\\\u12 \ud83d x \ude00 \ud83d\ud83d\ude00"},  # lone halves too
+        ["\\", "\\\\", "a\\", "\\u", "u1234"],
+    ],
+)
+def test_escapes_at_every_split(value: object) -> None:
+    # The string fast path decodes runs of escapes in one step, \\u runs included, and
+    # leaves an escape cut by the end of a delta open (a backslash, \\u and some of its
+    # digits); every two-way and three-way split must read like the whole text.
+    for ensure_ascii in (True, False):
+        text = json.dumps(value, ensure_ascii=ensure_ascii)
+        whole = run([text])
+        for i in range(len(text) + 1):
+            for j in range(i, len(text) + 1, 3):
+                outcome = run([text[:i], text[i:j], text[j:]])
+                assert outcome.outcome() == whole.outcome(), (text, i, j)
+
+
+@pytest.mark.parametrize(
     "text",
     [
         # the surrogate is the last of many nodes: the value walk gives up, the scan finds it

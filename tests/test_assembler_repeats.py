@@ -226,6 +226,11 @@ def test_a_repeated_key_across_deltas_is_placed_where_it_began() -> None:
         outcome = run(chunks)
         assert outcome.error is not None
         assert outcome.error[2:] == (text.rindex('"name"'), 2, 1)
+    # a quote whose role is known only after a line break: the key ends before it
+    held = "{'ab': 1,\n'ab'\n: 2}"
+    outcome = run(["{'ab': 1,\n'ab'", "\n", ": 2}"])
+    assert outcome.error is not None
+    assert outcome.error[2:] == (held.rindex("'ab'"), 2, 1)
     bare = "{name: 'a',\n  na" + "me: 'b'}"
     outcome = run(["{name: 'a',\n  na", "me: 'b'}"])
     assert outcome.error is not None

@@ -48,8 +48,7 @@ class Repeat:
     are above it); ``first`` the value already there; ``targets`` the value each open
     container of the second value must end equal to; ``text``, ``at`` and ``literal_at``
     the open string's target and how much of it its decoded text matched (JSON's reading,
-    and for a path the literal reading of the ambiguous-escapes rule; -1 once it cannot).
-    ``recorder`` is the change recorder, put aside while the value is read."""
+    and for a path the literal reading of the ambiguous-escapes rule; -1 once it cannot)."""
 
     __slots__ = (
         "at",
@@ -59,7 +58,6 @@ class Repeat:
         "literal_at",
         "offset",
         "position",
-        "recorder",
         "targets",
         "text",
     )
@@ -71,14 +69,12 @@ class Repeat:
         depth: int,
         offset: int,
         position: tuple[int, int] | None,
-        recorder: Any,
     ) -> None:
         self.key = key
         self.first = first
         self.depth = depth
         self.offset = offset  # where the repeated key begins
         self.position = position  # its line and column, once known
-        self.recorder = recorder
         self.targets: list[Any] = []
         self.text = ""
         self.at = 0

@@ -79,14 +79,16 @@ from ..events import DeferredPreview
 from ..results import Repaired, RepairKind, Status
 from ._lexical import (
     ARRAY_LANE,
-    ARRAY_TAIL,
     CONTROL_ESCAPES,
     CONTROL_NAMES,
+    CONTROL_U,
     DQ_RUN,
     ESCAPES,
     FENCE_INFO,
+    GROWS_BY_DIGITS,
     HEX,
     INNER_VIABLE,
+    KEY_MEMBER,
     KEY_RUN,
     KEY_START,
     LITERAL_CONTROLS,
@@ -102,6 +104,7 @@ from ._lexical import (
     TOKEN_RUN,
     TOKEN_START,
     TOP_VIABLE,
+    UNICODE_RUN,
     UUID_VIABLE,
     WHOLE_SCALAR,
     WHOLE_STRING,
@@ -183,6 +186,12 @@ def _not_a_value(token: str) -> str:
 
 
 _SKIPS_WS = frozenset({_VALUE, _KEY, _COLON, _AFTER, _END, _TAIL})
+_OPEN_STRING = (_STRING, _ESCAPE, _UNICODE)  # where the fast path may go on in a string
+_HEX_DIGITS = "0123456789abcdefABCDEF"
+_OPENING = ("{", "[", " {", " [")  # after a comma: no lane reads a container
+# Where a delta that ends leaves work for _delta_ended (and wherever a key is pending).
+_SETTLED = _IN_STRING | {_BARE_KEY}
+_INCOMPLETE = Status.INCOMPLETE
 # A member a repeated key's value has and its first value lacks: equal to nothing.
 _ABSENT = object()
 
@@ -214,6 +223,7 @@ class ArgumentAssembler:
 
     __slots__ = (
         "_bs_offset",
+        "_changes",
         "_comma_offset",
         "_commas",
         "_ctx_line",
@@ -288,7 +298,7 @@ class ArgumentAssembler:
         # a value read under a key its object already has: compared with the first, never
         # stored (_repeats.py); and where the key being read began (its line and column)
         self._match: Repeat | None = None
-        self._key_position: tuple[int, int] | None = None
+        self._key_position: tuple[int, int, int] | None = None  # (offset, line, column)
         self._commas = 0  # commas held since the last value
         self._comma_offset = 0  # offset of the first of them
         # strings
@@ -327,7 +337,10 @@ class ArgumentAssembler:
         self._whole = False  # the current value is whole and in _values
         self._started = 0  # top-level values started
         # preview changes (changes.py), recorded only when asked for
-        self._rec: ChangeRecorder | None = ChangeRecorder() if changes else None
+        # the change recorder, and where the machine's hooks report (the recorder, or None
+        # while a repeated key's value is read: that value is never reported)
+        self._changes: ChangeRecorder | None = ChangeRecorder() if changes else None
+        self._rec = self._changes
 
     # -- public ----------------------------------------------------------------------------
 
@@ -389,107 +402,186 @@ class ArgumentAssembler:
         where. Feeding an UNREPAIRABLE assembler raises that error again; feeding one that
         has been finished raises :class:`~streamrepair.ClosedError`.
         """
-        # Fast path for the most common delta: text inside an open string (the body of a
-        # long write), plain or with simple escapes. It reads exactly what _run's string
-        # state would, and gives up on anything else (a closing quote, a control character,
-        # a \u escape, an invalid escape). Such text holds no raw newline, and the status
-        # inside a string is always INCOMPLETE. (A string under a repeated key is compared
-        # with its first value by the machine.)
+        # Fast paths for the commonest deltas, each reading exactly what the machine would
+        # and leaving anything else to it. The body of a string (a long write): plain text
+        # and simple escapes, up to a closing quote, a control character, a \u escape or
+        # an invalid escape (the machine reads on from there); such text holds no raw
+        # newline, and inside a string the status is INCOMPLETE. Digits that continue a
+        # number. One space between tokens. (A repeated key's value is compared with its
+        # first one by the machine.)
         state = self._state
-        if (state in (_STRING, _ESCAPE)) and self._pending_high is None and self._match is None:
-            n = len(text) if type(text) is str else 0
-            if n and n <= self._max_size - self._fed:
-                if state == _STRING and "\\" not in text:
-                    m = self._run_match(text)
-                    if m is not None and m.end() == n:
-                        parts = self._str_parts
-                        parts.append(text)
-                        self._fed += n
-                        if self._rec is not None:
-                            self._shown(text)
-                        if len(parts) > self._str_merged + 63:
-                            self._compact()
-                        return Status.INCOMPLETE
-                elif self._quote == '"' and "\\u" not in text:
-                    # Plain runs and simple escapes, decoded by json's own C decoder. It
-                    # stops at an unescaped quote and raises on a control character, an
-                    # invalid escape or a backslash cut by the delta: all of those, and
-                    # raw surrogates (which it would keep), go to the machine instead.
-                    head = ""
-                    body = text
-                    if state == _ESCAPE:
-                        head = ESCAPES.get(text[0], "")
-                        body = text[1:]
-                    if head or state == _STRING:
-                        # A backslash cut by the end of the delta is left open, as the
-                        # character path would leave it (an odd run of trailing ones).
-                        cut = 0
-                        if body[-1:] == "\\":
-                            cut = (len(body) - len(body.rstrip("\\"))) & 1
-                            if cut:
-                                body = body[:-1]
-                        try:
-                            decoded, end = scanstring(body + '"', 0)
-                        except ValueError:
-                            end = -1
-                        if end == len(body) + 1 and (
-                            body.isascii() or RAW_SURROGATE.search(body) is None
-                        ):
-                            piece = head + decoded
-                            if not self._str_flags & _CONTROL_ESCAPE:
-                                # Nothing raw reaches here: a control character in the
-                                # piece was written as an escape (\n).
-                                found = CONTROL_ESCAPES.search(piece)
-                                if found is not None:
-                                    self._control_escape(piece[: found.start()])
+        start = 0  # how much of the delta a fast path read
+        piece = ""  # and what it decoded
+        if type(text) is str and self._match is None:
+            n = len(text)
+            if 0 < n <= self._max_size - self._fed:
+                if state in _OPEN_STRING:
+                    if self._pending_high is None:
+                        if state == _STRING and "\\" not in text:
+                            if n == 1:  # one plain character: no regex for that
+                                if (
+                                    text != self._quote
+                                    and text >= " "
+                                    and not ("\ud800" <= text <= "\udfff")
+                                ):
+                                    start = 1
+                                    piece = text
+                            else:
+                                m = self._run_match(text)
+                                if m is not None:
+                                    start = m.end()
+                                    piece = text if start == n else text[:start]
+                        elif self._quote == '"':
+                            read = self._simple_escapes(text, state)
+                            if read is not None:
+                                piece, start = read
+                        if start == n:
                             parts = self._str_parts
                             parts.append(piece)
-                            self._state = _ESCAPE if cut else _STRING
                             self._fed += n
-                            if self._rec is not None:
-                                self._shown(piece)
+                            rec = self._rec
+                            if rec is not None:
+                                if self._hold is None:
+                                    rec.grew(piece)
+                                else:
+                                    self._shown(piece)
                             if len(parts) > self._str_merged + 63:
                                 self._compact()
-                            return Status.INCOMPLETE
+                            return _INCOMPLETE
+                elif state == _TOKEN:
+                    token = self._token
+                    if (
+                        text.isdigit()
+                        and text.isascii()
+                        and self._long is None
+                        and self._stack
+                        and len(token) + n <= MAX_SCALAR_CHARS
+                        and GROWS_BY_DIGITS.fullmatch(token) is not None
+                    ):
+                        self._token = token + text
+                        self._fed += n
+                        return _INCOMPLETE
+                elif n == 1 and state in _SKIPS_WS and text in " \t\r" and self._result is None:
+                    self._fed += 1
+                    return _INCOMPLETE if self._stack else self.status
         if self._result is not None:
             raise ClosedError("feed() after finish(): this assembler is finished")
-        if self._error is not None:
+        if state == _ERROR:
+            assert self._error is not None
             raise self._error
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
-        self._str_start = len(self._str_parts)
-        self._delta = text
         n = len(text)
-        room = self._max_size - self._fed
-        if n > room:
-            self._run(text, room)
-            if self._error is None:
-                self._delta_ended(text)
-            if self._error is None:
-                offset = self._max_size
-                line, column = self._position(text, room)
-                self._fail_with(
-                    TooLargeError(
-                        f"argument text exceeds max_size={self._max_size} characters",
-                        limit=self._max_size,
-                        offset=offset,
-                        line=line,
-                        column=column,
-                    )
-                )
-            self._advance(text, n)
-            return Status.UNREPAIRABLE
+        if n > self._max_size - self._fed:
+            return self._too_large(text, n)
+        parts = self._str_parts
+        self._str_start = len(parts)
+        if start:
+            parts.append(piece)
         if n:
-            self._run(text, n)
-            if self._state != _ERROR:
+            self._delta = text
+            self._run(text, n, start)
+            state = self._state
+            if state in _SETTLED or self._key is not None or self._match is not None:
                 self._delta_ended(text)
             if "\n" in text:
                 self._advance(text, n)
             else:
                 self._fed += n
-        if self._stack and self._state != _ERROR:
-            return Status.INCOMPLETE  # inside a container: what status would say, sooner
+            if self._stack and self._state != _ERROR:
+                return _INCOMPLETE  # inside a container: what status would say, sooner
         return self.status
+
+    def _too_large(self, text: str, n: int) -> Status:
+        """The delta goes past ``max_size``: what fits is read, then UNREPAIRABLE."""
+        room = self._max_size - self._fed
+        self._str_start = len(self._str_parts)
+        self._delta = text
+        self._run(text, room)
+        if self._error is None:
+            self._delta_ended(text)
+        if self._error is None:
+            line, column = self._position(text, room)
+            self._fail_with(
+                TooLargeError(
+                    f"argument text exceeds max_size={self._max_size} characters",
+                    limit=self._max_size,
+                    offset=self._max_size,
+                    line=line,
+                    column=column,
+                )
+            )
+        self._advance(text, n)
+        return Status.UNREPAIRABLE
+
+    def _simple_escapes(self, text: str, state: int) -> tuple[str, int] | None:
+        """The beginning of a delta of a double-quoted string (from ``state``: _STRING, or
+        inside an escape: _ESCAPE or _UNICODE) made of plain runs and escapes, decoded by
+        json's own C decoder (a run of \\uXXXX in one step), up to the closing quote or the
+        end: ``(decoded, characters read)``. None when it holds anything else before (a
+        control character, an invalid escape, a surrogate half left alone or a raw one,
+        which json would keep, a \\u escape of a control character): the machine reads all
+        of it then. An escape cut by the end of the delta (a backslash, or \\u and up to
+        three hex digits) is left open, as the machine would leave it."""
+        head = ""  # the escape the delta began inside, decoded
+        skip = 0  # and the characters it took
+        if state == _ESCAPE and text[0] != "u":
+            head = ESCAPES.get(text[0], "")
+            if not head:
+                return None
+            skip = 1
+        elif state != _STRING:  # inside \u: after the backslash, or some hex digits read
+            first = 1 if state == _ESCAPE else 0  # the u
+            hex_read = "" if first else self._hex
+            skip = first + 4 - len(hex_read)
+            digits = hex_read + text[first:skip]
+            if len(digits) < 4 or digits.strip(_HEX_DIGITS):
+                return None
+            code = int(digits, 16)
+            if code < 0x20 or 0xD800 <= code < 0xE000:
+                return None  # a control character or a surrogate half: the machine's
+            head = chr(code)
+        body = text[skip:] if skip else text
+        escaped = "\\u" in body
+        if escaped and CONTROL_U.search(body) is not None:
+            return None  # the machine tells a \u control character from a \n
+        whole = len(body)
+        cut = _STRING  # the state the delta leaves: an escape it cuts is left open
+        cut_hex = ""
+        open_at = body.rfind("\\", max(whole - 5, 0))
+        if open_at >= 0 and not (open_at - len(body[:open_at].rstrip("\\"))) & 1:
+            tail = body[open_at + 1 :]  # after a backslash that begins an escape
+            if not tail:
+                cut = _ESCAPE
+            elif tail[0] == "u" and not tail[1:].strip(_HEX_DIGITS):
+                cut = _UNICODE
+                cut_hex = tail[1:]
+            if cut != _STRING:
+                body = body[:open_at]
+        try:
+            decoded, end = scanstring(body + '"', 0)
+        except ValueError:  # a control character, an invalid escape
+            return None
+        end -= 1  # where the closing quote is (the one added: all of the body)
+        if end < len(body):
+            body = body[:end]  # the string closes in this delta: the machine does that
+            whole = end
+            cut = _STRING
+        if not (body.isascii() or RAW_SURROGATE.search(body) is None):
+            return None
+        if escaped and RAW_SURROGATE.search(decoded) is not None:
+            return None  # a half without its partner (perhaps in the next delta)
+        piece = head + decoded
+        if not self._str_flags & _CONTROL_ESCAPE:
+            # Nothing raw reaches here: a control character in the piece was written as
+            # an escape (\\n).
+            found = CONTROL_ESCAPES.search(piece)
+            if found is not None:
+                self._control_escape(piece[: found.start()])
+        self._state = cut
+        if cut == _UNICODE:
+            self._hex = cut_hex
+        return piece, skip + whole
 
     def preview(self, *, live: bool = False) -> Any:
         """The value as far as it has arrived, for live display.
@@ -561,7 +653,7 @@ class ArgumentAssembler:
 
         Needs ``ArgumentAssembler(changes=True)`` (``ValueError`` otherwise).
         """
-        rec = self._recorder()
+        rec = self._changes
         if rec is None:
             raise ValueError("take_changes() needs ArgumentAssembler(changes=True)")
         out = rec.out
@@ -578,7 +670,7 @@ class ArgumentAssembler:
         Taking one costs O(depth of the open containers) with ``changes=True``; without
         it, the snapshot is taken now. Resolving costs what :meth:`preview` would have.
         """
-        rec = self._recorder()
+        rec = self._changes
         stack = self._stack
         if rec is None or not stack or self._result is not None:
             return LazyPreview(None, self.preview())
@@ -598,16 +690,10 @@ class ArgumentAssembler:
             string = (slot, rec.sent, rec.strings)
         return LazyPreview(self, (frames, string))
 
-    def _recorder(self) -> ChangeRecorder | None:
-        """The change recorder, also while a repeated key's value is read (the machine's
-        hooks see none then: that value is never reported)."""
-        match = self._match
-        return self._rec if match is None else match.recorder
-
     def _open_text(self, serial: int) -> str | None:
         """What a preview shows of the string value being read, if it is string
         ``serial`` (the recorder's count); None once that string has ended."""
-        rec = self._recorder()
+        rec = self._changes
         if rec is not None and rec.str_path is not None and rec.strings == serial:
             return self._hold if self._hold is not None else self._string_so_far()
         return None
@@ -629,17 +715,36 @@ class ArgumentAssembler:
         tell the recorder of a key whose value has not begun."""
         state = self._state
         if state in _IN_STRING:
-            if self._is_key and self._str_offset >= self._fed:
-                self._key_position = self._position(text, self._str_offset - self._fed)
+            if self._is_key:
+                self._key_open(text, self._str_offset)
             self._settle_string()
         elif state == _BARE_KEY:
-            if self._token_offset >= self._fed:
-                self._key_position = self._position(text, self._token_offset - self._fed)
+            self._key_open(text, self._token_offset)
         elif self._key is not None and self._rec is not None and state in _KEY_ONLY:
             self._rec.key(self._key)  # the delta ended after a key, before its value
         match = self._match
         if match is not None and match.position is None and self._state != _ERROR:
             match.position = self._position(text, match.offset - self._fed)
+
+    def _key_open(self, text: str, offset: int) -> None:
+        """The delta ``text`` ended inside a key that began at ``offset``. Where it began is
+        known without this delta while no line break came since (see _key_begins); past
+        one, its line and column are kept."""
+        saved = self._key_position
+        if "\n" in text and (saved is None or saved[0] != offset):
+            line, column = self._key_begins(text, offset)
+            self._key_position = (offset, line, column)
+
+    def _key_begins(self, text: str, offset: int) -> tuple[int, int]:
+        """Line and column of a key still being read (or just read) that began at
+        ``offset``: in the current delta ``text``, or earlier with no line break since
+        (else _key_open kept them)."""
+        if offset >= self._fed:
+            return self._position(text, offset - self._fed)
+        saved = self._key_position
+        if saved is not None and saved[0] == offset:
+            return saved[1], saved[2]
+        return self._ctx_line, offset - self._ctx_line_start + 1
 
     def _settle_string(self) -> None:
         """A delta ended inside a string: its pieces become one (the recorder gets it as
@@ -706,8 +811,7 @@ class ArgumentAssembler:
 
     # -- the machine -----------------------------------------------------------------------
 
-    def _run(self, text: str, n: int) -> None:
-        pos = 0
+    def _run(self, text: str, n: int, pos: int = 0) -> None:
         while pos < n:
             state = self._state
             if state == _STRING:
@@ -745,6 +849,19 @@ class ArgumentAssembler:
                                 if pos >= n:
                                     return
                                 continue
+                            m = UNICODE_RUN.match(text, pos, n)
+                            if m is not None:
+                                # \uXXXX escapes, all of a run in one step (pairs joined);
+                                # a surrogate half left alone is the machine's to pair
+                                decoded = scanstring(m.group() + '"', 0)[0]
+                                if RAW_SURROGATE.search(decoded) is None:
+                                    if CONTROL_U.search(m.group()) is not None:
+                                        self._str_flags |= _OTHER_CONTROL
+                                    parts.append(decoded)
+                                    pos = m.end()
+                                    if pos >= n:
+                                        return
+                                    continue
                         self._state = _ESCAPE
                         pos += 1
                     elif c == self._quote:
@@ -772,7 +889,9 @@ class ArgumentAssembler:
 
             c = text[pos]
             if c in " \t\n\r" and state in _SKIPS_WS:
-                pos = WS.match(text, pos, n).end()  # type: ignore[union-attr]
+                pos += 1  # one space (after ':' or ','), mostly: no regex for that
+                if pos < n and text[pos] in " \t\n\r":
+                    pos = WS.match(text, pos, n).end()  # type: ignore[union-attr]
                 if pos >= n:
                     return
                 c = text[pos]
@@ -782,32 +901,25 @@ class ArgumentAssembler:
                     top = self._stack[-1]
                     if self._match is not None:
                         pass  # a repeated key's value: member by member, compared
-                    elif isinstance(top, list):
+                    elif isinstance(top, list) and not text.startswith(_OPENING, pos + 1):
                         m = ARRAY_LANE.match(text, pos, n)
                         rec = self._rec
                         while m is not None:
-                            token = m.group(1)
-                            value = token[1:-1] if token[0] == '"' else scalar(token)
+                            value = m.group(1)
+                            if value is None:
+                                found = m.group(2)
+                                if found is None:
+                                    # The delta ends in a comma and (the start of) the next
+                                    # number: go straight to where the machine would be.
+                                    if not self._array_tail(m.group(3), m.start(3), pos):
+                                        break
+                                    return
+                                value = scalar(found)
                             if rec is not None:
                                 rec.assigned(top, None, value)
                             top.append(value)
                             pos = m.end()
                             m = ARRAY_LANE.match(text, pos, n)
-                        # The delta ends in a comma and (the start of) the next number:
-                        # go straight to where the character path would be.
-                        m = ARRAY_TAIL.fullmatch(text, pos, n)
-                        if m is not None and len(m.group(1)) <= 100:
-                            self._fresh = False
-                            if m.group(1):
-                                self._commas = 0
-                                self._token = m.group(1)
-                                self._token_offset = m.start(1) + self._fed
-                                self._state = _TOKEN
-                            else:
-                                self._commas = 1
-                                self._comma_offset = pos + self._fed
-                                self._state = _VALUE
-                            return
                         if text[pos] != ",":
                             continue
                     else:
@@ -818,13 +930,17 @@ class ArgumentAssembler:
                                 key = m.group(1)
                                 if key in top:
                                     break  # a repeated key: the machine compares its value
-                                value = lane_value(m.group(2))
+                                pos = m.end()
+                                found = m.group(3)
+                                if found is None:  # the member goes on past the delta
+                                    self._member_begun(key, m.group(2))
+                                    break
+                                value = lane_value(found)
                                 if rec is not None:
                                     rec.assigned(top, key, value)
                                 top[key] = value
-                                pos = m.end()
                                 m = OBJECT_LANE.match(text, pos, n)
-                            if m is None:
+                            if m is None or self._state != _AFTER:
                                 continue
                     self._commas = 1
                     self._comma_offset = pos + self._fed
@@ -929,16 +1045,29 @@ class ArgumentAssembler:
                             text, pos, "doubled comma between members", "one ',' between members"
                         )
                     if c == '"':
-                        m = WHOLE_STRING.match(text, pos, n)
+                        m = KEY_MEMBER.match(text, pos, n)
                         if m is not None:
                             key = m.group(1)
-                            repeated = key in self._stack[-1] or self._match is not None
-                            if repeated and not self._key_again(key, pos + self._fed):
-                                return
+                            top = self._stack[-1]
+                            if key in top or self._match is not None:
+                                if not self._key_again(key, pos + self._fed):
+                                    return
+                                pos = m.end(1) + 1  # its value is compared on the way
+                                self._member_begun(key, None)
+                                continue
                             pos = m.end()
-                            self._key = key
+                            found = m.group(3)
+                            if found is None:  # the member goes on past the delta
+                                self._member_begun(key, m.group(2))
+                                continue
+                            # The whole member is in the delta: in one step.
+                            value = lane_value(found)
+                            if self._rec is not None:
+                                self._rec.assigned(top, key, value)
+                            top[key] = value
+                            self._fresh = False
                             self._commas = 0
-                            self._state = _COLON
+                            self._state = _AFTER
                             continue
                     self._open_string(c, True, pos)
                     pos += 1
@@ -1129,6 +1258,30 @@ class ArgumentAssembler:
 
     # -- helpers used by the machine ----------------------------------------------------------
 
+    def _array_tail(self, number: str, start: int, comma: int) -> bool:
+        """The delta ends after the comma at ``comma`` in an array and ``number``, the
+        beginning of a number (or nothing), at ``start``: the machine's state there. False
+        for a number too long to take this way."""
+        if len(number) > 100:
+            return False
+        self._fresh = False
+        if number:
+            self._commas = 0
+            self._token = number
+            self._token_offset = start + self._fed
+            self._state = _TOKEN
+        else:
+            self._commas = 1
+            self._comma_offset = comma + self._fed
+            self._state = _VALUE
+        return True
+
+    def _member_begun(self, key: str, colon: str | None) -> None:
+        """A member's key was read (and its colon, when ``colon``); its value comes next."""
+        self._key = key
+        self._commas = 0  # the comma before the key, if any, was a separator
+        self._state = _VALUE if colon else _COLON
+
     def _start_value(self, offset: int) -> None:
         """A top-level value begins at ``offset`` (the first, or a concatenated one)."""
         value = ValueRecord(offset)
@@ -1269,9 +1422,9 @@ class ArgumentAssembler:
         match = self._match
         if match is None:
             # Read the new value against the first one, which is whole: an earlier member.
-            position = self._key_position if offset < self._fed else None
+            position = self._key_begins("", offset) if offset < self._fed else None
             top = self._stack[-1]
-            self._match = Repeat(key, top[key], len(self._stack), offset, position, self._rec)
+            self._match = Repeat(key, top[key], len(self._stack), offset, position)
             self._rec = None  # the repeated value is never reported
             return True
         if key not in match.targets[-1]:
@@ -1324,7 +1477,7 @@ class ArgumentAssembler:
         match = self._match
         assert match is not None
         self._match = None
-        self._rec = match.recorder
+        self._rec = self._changes
         self._note_repeat(match.key, match.offset)
 
     def _note_repeat(self, key: str, offset: int) -> None:
@@ -1360,7 +1513,7 @@ class ArgumentAssembler:
         match = self._match
         assert match is not None
         self._match = None
-        self._rec = match.recorder
+        self._rec = self._changes
         del self._stack[match.depth :]
         del self._keys[match.depth :]
         self._state = _AFTER

@@ -311,7 +311,27 @@ class ValueBuilder:
     def apply_all(self, changes: Iterable[Change]) -> None:
         """Apply each change in turn (:class:`~streamrepair.ChangeOrderError`, with the
         change's ``index``, for one that cannot follow; those before it stay applied)."""
+        opened = self._open
         for index, change in enumerate(changes):
+            kind = type(change)
+            if kind is Assigned and self._parts is None and opened:
+                # The most common change, checked and applied here: a member set in the
+                # innermost open container (what _misfit and _apply do for it).
+                parent = opened[-1][0]
+                path = change.path
+                if len(path) == len(opened):
+                    key = path[-1]
+                    if type(parent) is list:
+                        if key == len(parent):
+                            parent.append(change.value)  # type: ignore[union-attr]
+                            continue
+                    elif type(key) is str:
+                        parent[key] = change.value  # type: ignore[union-attr]
+                        continue
+            elif kind is Appended and self._parts is not None:
+                self._parts.append(change.text)  # type: ignore[union-attr]
+                self._stale = True
+                continue
             reason = self._misfit(change)
             if reason is not None:
                 raise ChangeOrderError(reason, change=change, index=index)
