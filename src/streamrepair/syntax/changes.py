@@ -313,24 +313,37 @@ class ValueBuilder:
         change's ``index``, for one that cannot follow; those before it stay applied)."""
         opened = self._open
         for index, change in enumerate(changes):
+            # The common changes are checked and applied here, as _misfit and _apply do
+            # (a call less for each of them); anything else goes through those two.
             kind = type(change)
-            if kind is Assigned and self._parts is None and opened:
-                # The most common change, checked and applied here: a member set in the
-                # innermost open container (what _misfit and _apply do for it).
-                parent = opened[-1][0]
-                path = change.path
-                if len(path) == len(opened):
-                    key = path[-1]
-                    if type(parent) is list:
-                        if key == len(parent):
-                            parent.append(change.value)  # type: ignore[union-attr]
+            parts = self._parts
+            if parts is None:
+                if (kind is Assigned or kind is Opened) and len(change.path) == len(opened):
+                    if opened:  # a member of the innermost open container
+                        parent = opened[-1][0]
+                        key = change.path[-1]
+                        fits = key == len(parent) if type(parent) is list else type(key) is str
+                        if fits:
+                            if kind is Opened:
+                                self._opened(change.path, change.kind)  # type: ignore[union-attr]
+                            elif type(parent) is list:
+                                parent.append(change.value)  # type: ignore[union-attr]
+                            else:
+                                parent[key] = change.value  # type: ignore[union-attr]
                             continue
-                    elif type(key) is str:
-                        parent[key] = change.value  # type: ignore[union-attr]
-                        continue
-            elif kind is Appended and self._parts is not None:
-                self._parts.append(change.text)  # type: ignore[union-attr]
+                elif kind is Closed and opened:
+                    opened.pop()
+                    continue
+                elif kind is KeyRead:
+                    continue
+            elif kind is Appended:
+                parts.append(change.text)  # type: ignore[union-attr]
                 self._stale = True
+                continue
+            elif kind is Closed:
+                self._write_string()
+                self._parts = None
+                self._slot = None
                 continue
             reason = self._misfit(change)
             if reason is not None:
