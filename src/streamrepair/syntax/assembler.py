@@ -548,15 +548,19 @@ class ArgumentAssembler:
         whole = len(body)
         cut = _STRING  # the state the delta leaves: an escape it cuts is left open
         cut_hex = ""
-        open_at = body.rfind("\\", max(whole - 5, 0))
-        if open_at >= 0 and not (open_at - len(body[:open_at].rstrip("\\"))) & 1:
-            tail = body[open_at + 1 :]  # after a backslash that begins an escape
-            if not tail:
+        if body[-1:] == "\\":
+            if (whole - len(body.rstrip("\\"))) & 1:  # an odd run: the last one is open
                 cut = _ESCAPE
-            elif tail[0] == "u" and not tail[1:].strip(_HEX_DIGITS):
+                body = body[:-1]
+        elif escaped:  # \u and up to three hex digits at the end
+            open_at = body.rfind("\\u", max(whole - 5, 0))
+            if (
+                open_at >= 0
+                and not body[open_at + 2 :].strip(_HEX_DIGITS)
+                and not (open_at - len(body[:open_at].rstrip("\\"))) & 1
+            ):
                 cut = _UNICODE
-                cut_hex = tail[1:]
-            if cut != _STRING:
+                cut_hex = body[open_at + 2 :]
                 body = body[:open_at]
         try:
             decoded, end = scanstring(body + '"', 0)
