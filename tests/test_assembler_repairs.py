@@ -283,6 +283,26 @@ def test_well_formed_members_at_every_split(value: object) -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "[01, 2]",  # a leading zero: not a number (a UUID may begin so)
+        "[-01]",
+        '{"a": 0123}',
+        "[0.5, -0.25, 10, 1.5e3, 1e30, 1e308, 1e3090]",  # digits after an exponent
+        "[12345678-1234, 123e4567-e89b-12d3-a456-426614174000]",  # UUIDs, bare
+        "[" + "7" * 4990 + "1234567890123, 2]",  # past MAX_SCALAR_CHARS, one digit at a time
+        "7" * 5003,  # at the top level the bound holds
+    ],
+)
+def test_digits_continuing_a_number_read_as_the_machine_reads_them(text: str) -> None:
+    # feed() takes digits that continue a number itself; everything else it leaves to the
+    # machine. One character at a time, whole and at random splits agree.
+    whole = run([text])
+    for chunks in chunkings(text):
+        assert run(chunks).outcome() == whole.outcome(), text
+
+
+@pytest.mark.parametrize(
     "value",
     [
         {"s": '中文 😀 x\x01y é\\/"\n\t' * 2},

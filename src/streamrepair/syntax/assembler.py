@@ -6,8 +6,12 @@ All state-machine logic lives in this module. The assembler is a push parser: ``
 takes the next delta of argument text and advances one character-level state machine
 (``_VALUE``, ``_KEY``, ``_COLON``, ``_AFTER``, ``_STRING``, ...) over it. Runs of plain
 string characters, whitespace and token characters are consumed with compiled regular
-expressions, so the per-character work is done in C; structural characters are handled one
-at a time.
+expressions, and runs of escapes with json's C string decoder, so the per-character work is
+done in C; structural characters are handled one at a time, except where a compiled lane
+reads a whole piece the delta holds: an object member (its key, colon and value, as far as
+they are in the delta), an array item, a number cut by the delta's end. Before the machine
+runs, ``feed()`` takes the commonest deltas itself (string text up to its closing quote,
+digits that continue a number, one space): the fewer steps per token, the faster.
 
 What is kept between calls (and nothing else):
 
@@ -25,8 +29,10 @@ What is kept between calls (and nothing else):
   escape seen, and under a path-like key the preview held at the first control escape);
 * for a key its object already has (``{"x": 1, "x": 1}``), its second value is read
   against the first, never stored (``_repeats.py``): the first value, the first value's
-  part under each open container of the second, how much of an open string matched, and
-  the change recorder, put aside meanwhile (the second value is never reported);
+  part under each open container of the second, and how much of an open string matched
+  (the change recorder is not called meanwhile: the second value is never reported);
+  where a key still being read began, when a line break came since (its error points
+  there);
 * a number, literal, bare word or unquoted key in progress (at most ``MAX_SCALAR_CHARS``
   characters, except a number inside a container: past the bound it is kept in pieces with
   a short signature of its place in the number grammar, so it is never re-read), or a
@@ -46,7 +52,9 @@ Invariants:
 * No character is read twice. Decoded string content is never re-decoded; closing a
   string joins its pieces once (and the ambiguous-escapes rule rewrites it at most once).
   The only re-reads are bounded: a token (at most ``MAX_SCALAR_CHARS``) is checked once per
-  ``feed`` call, and the decision of a held comma run needs only its count.
+  ``feed`` call, the decision of a held comma run needs only its count, a lane or fast path
+  that declines leaves the characters it looked at to the machine (each at most once more),
+  and a repeated key's string is compared with its first value piece by piece.
 * Every decision is made at a character and never depends on where a delta ends, so any
   split of the same text reaches the same state after every shared prefix (chunking
   invariance), the same preview and the same result.
