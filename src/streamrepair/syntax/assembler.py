@@ -490,8 +490,10 @@ class ArgumentAssembler:
             self._delta = text
             self._run(text, n, start)
             state = self._state
-            if state in _SETTLED or self._key is not None or self._match is not None:
+            if state in _SETTLED or self._match is not None:
                 self._delta_ended(text)
+            elif self._key is not None and self._rec is not None and state in _KEY_ONLY:
+                self._rec.key(self._key)  # the delta ended after a key, before its value
             if "\n" in text:
                 self._advance(text, n)
             else:
@@ -968,25 +970,6 @@ class ArgumentAssembler:
                 else:
                     return self._fail(text, pos, "unexpected character", self._after_expected())
 
-            elif state == _TOKEN:
-                m = TOKEN_RUN.match(text, pos, n)
-                if m is not None and m.end() < n and self._stack and self._long is None:
-                    # A number cut by the last delta ends here: read it directly.
-                    token = self._token + m.group()
-                    if NUMBER_LANE.fullmatch(token) is not None:
-                        self._token = ""
-                        pos = m.end()
-                        self._emit(scalar(token))
-                        continue
-                if m is not None:
-                    if not self._grow_token(text, pos, m.end()):
-                        return
-                    pos = m.end()
-                    if pos >= n:
-                        return
-                if not self._end_token(text, pos):
-                    return
-
             elif state == _VALUE:
                 stack = self._stack
                 if not stack:
@@ -1115,6 +1098,25 @@ class ArgumentAssembler:
                     pos = self._backslash(pos)
                 else:
                     return self._fail(text, pos, "missing ':' after key", "':'")
+
+            elif state == _TOKEN:
+                m = TOKEN_RUN.match(text, pos, n)
+                if m is not None and m.end() < n and self._stack and self._long is None:
+                    # A number cut by the last delta ends here: read it directly.
+                    token = self._token + m.group()
+                    if NUMBER_LANE.fullmatch(token) is not None:
+                        self._token = ""
+                        pos = m.end()
+                        self._emit(scalar(token))
+                        continue
+                if m is not None:
+                    if not self._grow_token(text, pos, m.end()):
+                        return
+                    pos = m.end()
+                    if pos >= n:
+                        return
+                if not self._end_token(text, pos):
+                    return
 
             elif state == _ESCAPE:
                 self._escape(c, pos + self._fed)
