@@ -768,13 +768,12 @@ class ArgumentAssembler:
         start = self._str_start
         if len(parts) - start > 1:
             parts[start:] = ["".join(parts[start:])]
-        piece = parts[start] if len(parts) > start else ""
-        if self._is_key:
-            pass
-        elif self._match is not None:
-            self._compare_open_string(piece)
-        elif self._rec is not None and len(parts) > start:
-            self._shown(piece)
+        if not self._is_key:
+            piece = parts[start] if len(parts) > start else ""
+            if self._match is not None:
+                self._compare_open_string(piece)
+            elif self._rec is not None and len(parts) > start:
+                self._shown(piece)
         if len(parts) - self._str_merged >= COMPACT_PIECES:
             self._compact()
 
