@@ -50,6 +50,7 @@ CUT = '{"path": "notes.md", "content": "first line\\nsec'
 INVALID = '{"path": "notes.md"}'  # content is required
 AMBIGUOUS = '{"path": "run.bat", "content": "cd C:\\Users\\new\\tmp"}'
 GOOD = '{"path": "a.md", "content": "x"}'
+TWICE = '{"path": "a.md", "content": "x", "path": "b.md"}'  # a key written twice
 TOOL_STOP = {"chat": "tool_calls", "anthropic": "tool_use", "responses": "completed"}
 HARNESS_ERROR = f"Error: No such tool available: {REFUSED_TOOL}"
 
@@ -83,6 +84,7 @@ CASES = [
     ("cut-claimed-done", (("call_1", "write_file", CUT),), True, "tool", RejectReason.CUT_OFF),
     ("invalid", (("call_1", "write_file", INVALID),), False, "tool", RejectReason.INVALID),
     ("ambiguous", (("call_1", "write_file", AMBIGUOUS),), False, "tool", "ambiguous"),
+    ("key-twice", (("call_1", "write_file", TWICE),), False, "tool", RejectReason.UNREPAIRABLE),
     (
         "ready-then-cut",
         (("call_1", "write_file", GOOD), ("call_2", "write_file", CUT)),
@@ -119,7 +121,12 @@ def test_a_refused_call_goes_out_as_a_call_nothing_can_run(protocol: str, case: 
     assert (memo.tool, memo.refusal) == ("write_file", message)
     # what stands for the call in the next request: what the model finished, else {}
     stand_in = json.loads(memo.stand_in or "")
-    assert stand_in == ({} if cut else json.loads(calls[-1][2].replace("\\U", "\\\\U")))
+    if cut or expected is RejectReason.UNREPAIRABLE:
+        assert stand_in == {}
+    else:
+        assert stand_in == json.loads(calls[-1][2].replace("\\U", "\\\\U"))
+    if expected is RejectReason.UNREPAIRABLE:
+        assert "each key written once" in message
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -219,9 +219,7 @@ class FinishPolicy:
         if call.overflow:
             detail = f"Not executed: the arguments exceed max_size={self.max_size} characters."
         elif error is not None:
-            detail = (
-                f"Not executed: the arguments are not valid JSON and cannot be repaired: {error}."
-            )
+            detail = f"Not executed: the arguments cannot be read without guessing: {error}."
         else:
             detail = "Not executed: the arguments cannot be repaired."
         return call.reject(RejectReason.UNREPAIRABLE, detail)

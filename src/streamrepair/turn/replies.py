@@ -89,8 +89,9 @@ _GUIDANCE: Final[dict[RejectReason, str]] = {
         "parts over several calls."
     ),
     RejectReason.UNREPAIRABLE: (
-        "The arguments were not valid JSON and could not be repaired without guessing, "
-        "so nothing was executed. Call the tool again with one JSON object as arguments."
+        "The arguments could not be read without guessing (JSON that cannot be repaired, "
+        "or a key written twice with different values), so nothing was executed. Call the "
+        "tool again with one JSON object as arguments, each key written once."
     ),
     RejectReason.STREAM_INCOMPLETE: (
         "The response ended abnormally before this call was confirmed, so nothing was "
