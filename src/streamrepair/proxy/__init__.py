@@ -55,12 +55,10 @@ if _typing.TYPE_CHECKING:
     from .memo import turn_memos as turn_memos
     from .metrics import MAX_LABEL_VALUES as MAX_LABEL_VALUES
     from .metrics import ProxyMetrics as ProxyMetrics
+    from .positions import Renumbering as Renumbering
     from .relay import MAX_HELD_EVENTS as MAX_HELD_EVENTS
     from .relay import ApiProtocol as ApiProtocol
     from .relay import Relay as Relay
-    from .relay import Renumbering as Renumbering
-    from .relay import usable_tools as usable_tools
-    from .relay import with_schemas as with_schemas
     from .responses import ResponsesRelay as ResponsesRelay
     from .responses import notice_item as notice_item
     from .store import DEFAULT_MAX_CHARS as DEFAULT_MAX_CHARS
@@ -71,6 +69,8 @@ if _typing.TYPE_CHECKING:
     from .store import StateStore as StateStore
     from .store import memo_key as memo_key
     from .store import open_store as open_store
+    from .tools import usable_tools as usable_tools
+    from .tools import with_schemas as with_schemas
     from .upstream import DECODABLE_ENCODINGS as DECODABLE_ENCODINGS
     from .upstream import AiohttpUpstream as AiohttpUpstream
     from .upstream import HttpxUpstream as HttpxUpstream

@@ -41,7 +41,8 @@ from ..turn.history import ReasoningPolicy, copy_json
 from ._api import Answer, Api, CallSite
 from ._history import add_id, count, dicts, not_started
 from .memo import CallMemo, turn_memos
-from .relay import ApiProtocol, Relay, Renumbering
+from .positions import Renumbering
+from .relay import ApiProtocol, Relay
 from .wire import closing_stop, compact_json, notice_text, sse_event
 
 __all__ = ["AnthropicRelay"]

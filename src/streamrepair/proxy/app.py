@@ -51,8 +51,9 @@ from .config import ProxyConfig
 from .fixes import RequestFixes, fix_request, referenced_calls
 from .memo import CallMemo
 from .metrics import ProxyMetrics
-from .relay import Relay, usable_tools, with_schemas
+from .relay import Relay
 from .store import MemoryStore, StateStore, memo_key
+from .tools import usable_tools, with_schemas
 from .upstream import (
     DECODABLE_ENCODINGS,
     AiohttpUpstream,

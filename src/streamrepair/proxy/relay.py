@@ -107,9 +107,6 @@ __all__ = [
     "MAX_HELD_EVENTS",
     "ApiProtocol",
     "Relay",
-    "Renumbering",
-    "usable_tools",
-    "with_schemas",
 ]
 
 #: Most events held after the upstream's stop reason (usually two or three: usage, the
@@ -126,92 +123,11 @@ class ApiProtocol(enum.Enum):
     RESPONSES = "responses"  # OpenAI Responses
 
 
-def usable_tools(tools: object) -> list[dict[str, Any]] | None:
-    """The entries of a request's ``tools`` that name a function tool (built-in and
-    server tools without a name are left out); None when there are none, so that no
-    call is rejected as an unknown tool for want of a list."""
-    if not isinstance(tools, list):
-        return None
-    out: list[dict[str, Any]] = []
-    for tool in tools:
-        if not isinstance(tool, dict):
-            continue
-        try:
-            tool_schemas([tool])
-        except ValueError:
-            continue
-        out.append(tool)
-    return out or None
-
-
-def with_schemas(
-    tools: list[dict[str, Any]] | None, schemas: Mapping[str, Mapping[str, Any]] | None
-) -> list[dict[str, Any]] | None:
-    """``tools`` (a request's :func:`usable_tools`) and, for each tool of ``schemas``
-    (name -> parameter schema) that ``tools`` does not name, an entry with that schema:
-    the request's own schema wins. ``tools`` is not mutated."""
-    if not schemas:
-        return tools
-    listed = tool_schemas(tools) if tools else {}
-    extra = [
-        {"name": name, "input_schema": dict(schema)}
-        for name, schema in schemas.items()
-        if name not in listed
-    ]
-    return [*(tools or ()), *extra] or None
-
-
 @dataclass(slots=True)
 class _Tail:
     """What the relay holds back until the stream ends."""
 
     events: list[tuple[str | None, str]] = field(default_factory=list)  # (event, data)
-
-
-class Renumbering:
-    """The client's positions of the blocks (Anthropic ``index``) or items (Responses
-    ``output_index``) of a response whose tool calls are withheld: a position must be the
-    block's or item's place in what the client finally holds, so each one sent takes the
-    next free position, and the calls, sent at the end, take theirs then.
-
-    The upstream's position of a withheld call is :meth:`hold`-ed: its events are not
-    sent. Everything else gets a client position when it starts (:meth:`start`), or at
-    its first event when its start never came (:meth:`place`); what the proxy writes
-    itself (a text block, the streamed call, the calls at the end) takes :meth:`take`.
-    """
-
-    __slots__ = ("_held", "_index", "next")
-
-    def __init__(self) -> None:
-        self._held: set[int] = set()  # upstream positions of withheld calls
-        self._index: dict[int, int] = {}  # upstream position -> client position
-        #: The next free client position.
-        self.next = 0
-
-    def hold(self, upstream: int) -> None:
-        """The call at ``upstream`` is withheld: none of its events is sent."""
-        self._held.add(upstream)
-
-    def start(self, upstream: int) -> None:
-        """Something the client gets starts at ``upstream``: its position is the next."""
-        self._held.discard(upstream)
-        self._index[upstream] = self.take()
-
-    def place(self, upstream: int) -> int | None:
-        """The client position of an event at ``upstream`` (the next free one when none
-        started there); None for a withheld call's."""
-        if upstream in self._held:
-            return None
-        mapped = self._index.get(upstream)
-        if mapped is None:
-            mapped = self._index[upstream] = self.take()
-        return mapped
-
-    def take(self) -> int:
-        """The next free position, for something the proxy writes itself."""
-        taken = self.next
-        self.next += 1
-        return taken
 
 
 class Relay:

@@ -46,7 +46,8 @@ from ._api import Answer, Api, CallSite, openai_error
 from ._history import add_id, count, dicts, insert_after, not_started
 from .emitters import argument_text
 from .memo import CallMemo
-from .relay import MAX_HELD_EVENTS, ApiProtocol, Relay, Renumbering
+from .positions import Renumbering
+from .relay import MAX_HELD_EVENTS, ApiProtocol, Relay
 from .wire import closing_stop, compact_json, notice_text, sse_event
 
 __all__ = ["ResponsesRelay", "notice_item"]
