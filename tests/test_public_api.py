@@ -188,6 +188,9 @@ def test_the_old_names_are_the_new_objects() -> None:
         "StreamClosedError": "ClosedError",
     }
     for old, new in pairs.items():
+        if old == "MAX_TOKEN_CHARS":  # a number: the compiled build boxes each int itself
+            assert getattr(streamrepair, old) == getattr(streamrepair, new)
+            continue
         assert getattr(streamrepair, old) is getattr(streamrepair, new)
 
 

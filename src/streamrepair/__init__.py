@@ -15,8 +15,13 @@ from __future__ import annotations
 
 import typing as _typing
 
+from . import _build
 from ._lazy import attach
 from ._version import __version__
+
+# The compiled build's modules or their sources: decided here, before any of them is
+# imported (docs/build.md).
+_build.select(__name__, __path__[0])
 
 if _typing.TYPE_CHECKING:
     from .errors import (

@@ -1,0 +1,236 @@
+"""Which build of streamrepair runs: the mypyc-compiled modules or the pure-Python ones.
+
+The same ``.py`` files are the package either way. Where a C compiler was present at
+install time, ``setup.py`` compiles the modules in :data:`COMPILED_MODULES` with mypyc and
+puts each extension module beside its source (docs/build.md). Python's import system
+prefers an extension module to a source file of the same name, so the compiled ones run
+unless :func:`select`, called first thing by the package's ``__init__``, decides they must
+not. It decides once per process, on the first import of ``streamrepair``:
+
+* ``STREAMREPAIR_PURE=1`` (any value but empty or ``0``) in the environment: pure;
+* no compiled module installed (built without a C compiler, or with the switch): pure;
+* a compiled module whose source changed since it was built (an editable install after
+  an edit; ``_build.json`` keeps each source's hash from the build), or a compiled set
+  with a module missing: pure, because a compiled module runs its source as it was then,
+  and the compiled modules reach into each other's classes directly (one of them run
+  from source among compiled ones would fail on first use);
+* otherwise the compiled modules.
+
+To run pure, a finder placed first on ``sys.meta_path`` loads every module of the list
+from its ``.py`` file. Nothing else in the package knows which build runs;
+:func:`build_info` says which one does, and why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Final
+
+__all__ = [
+    "COMPILED_MODULES",
+    "PURE_VARIABLE",
+    "STAMP_FILE",
+    "BuildInfo",
+    "build_info",
+    "pure_copy",
+    "select",
+    "source_digest",
+]
+
+#: The modules the build compiles with mypyc, relative to the package. ``setup.py`` reads
+#: this tuple (it must stay a literal); adding a module is one line here.
+COMPILED_MODULES: Final = (
+    "syntax._lexical",
+    "syntax._records",
+    "syntax._recorder",
+    "syntax.changes",
+    "syntax.assembler",
+    "syntax.oneshot",
+    "syntax.ijson_adapter",
+)
+#: The environment variable that forces the pure-Python package, read by ``setup.py``
+#: (build nothing) and on the first import of ``streamrepair`` (load the sources).
+PURE_VARIABLE: Final = "STREAMREPAIR_PURE"
+#: What the build wrote beside the package: ``{"build": "compiled" | "pure", "reason":
+#: ..., "mypyc": version, "sources": {module: sha256 of its source}}``.
+STAMP_FILE: Final = "_build.json"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuildInfo:
+    """Which build runs in this process, as :func:`build_info` found it.
+
+    ``compiled`` is true when every module of :data:`COMPILED_MODULES` runs compiled;
+    ``modules`` names the compiled modules running (empty when pure); ``reason`` says
+    why the pure modules run, or which mypyc built the compiled ones.
+    """
+
+    compiled: bool
+    modules: tuple[str, ...]
+    reason: str
+
+    def __str__(self) -> str:
+        if self.compiled:
+            return f"compiled ({self.reason}, {len(self.modules)} modules)"
+        return f"pure Python ({self.reason})"
+
+
+# The decision select() made, by package name (a test may load a second copy of the
+# package from its sources under another name; each copy decides for itself).
+_REASONS: dict[str, str] = {}
+
+
+def pure_requested() -> bool:
+    """Whether the environment asks for the pure-Python package."""
+    return os.environ.get(PURE_VARIABLE, "") not in ("", "0")
+
+
+def source_digest(path: str) -> str:
+    """The sha256 of a source file, as the build recorded it."""
+    with open(path, "rb") as file:
+        return hashlib.sha256(file.read()).hexdigest()
+
+
+def _source(root: str, module: str) -> str:
+    return os.path.join(root, *module.split(".")) + ".py"
+
+
+def _extension_exists(root: str, module: str) -> bool:
+    base = os.path.join(root, *module.split("."))
+    return any(os.path.exists(base + suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+
+
+def _read_stamp(root: str) -> dict[str, object]:
+    try:
+        with open(os.path.join(root, STAMP_FILE), encoding="utf-8") as file:
+            stamp = json.load(file)
+    except (OSError, ValueError):
+        return {}
+    return stamp if isinstance(stamp, dict) else {}
+
+
+def _why_pure(root: str) -> str | None:
+    """Why this installation must run pure, or None when its compiled modules may run."""
+    if pure_requested():
+        return f"{PURE_VARIABLE}=1"
+    stamp = _read_stamp(root)
+    present = [m for m in COMPILED_MODULES if _extension_exists(root, m)]
+    if not present:
+        if stamp.get("build") == "pure":
+            return f"built without compiling: {stamp.get('reason')}"
+        return "no compiled modules installed"
+    missing = [m for m in COMPILED_MODULES if m not in present]
+    if missing:
+        return f"compiled build incomplete, missing {', '.join(missing)}"
+    sources = stamp.get("sources")
+    if not isinstance(sources, dict):
+        return f"compiled build without its {STAMP_FILE}"
+    changed = [
+        m
+        for m in COMPILED_MODULES
+        if not os.path.exists(_source(root, m)) or sources.get(m) != source_digest(_source(root, m))
+    ]
+    if changed:
+        return (
+            f"source changed since the compiled build ({', '.join(changed)}); "
+            "run pip install -e . again to rebuild"
+        )
+    return None
+
+
+class _SourceFinder(importlib.abc.MetaPathFinder):
+    """Loads the listed modules of one package from their ``.py`` files."""
+
+    def __init__(self, package: str, root: str) -> None:
+        self._sources = {f"{package}.{m}": _source(root, m) for m in COMPILED_MODULES}
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: object = None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        source = self._sources.get(fullname)
+        if source is None:
+            return None
+        return importlib.util.spec_from_file_location(fullname, source)
+
+
+def select(package: str, root: str) -> None:
+    """Decide, once, whether the package ``package`` (its directory ``root``) runs its
+    compiled modules or their sources; see the module docstring."""
+    if package in _REASONS:
+        return
+    reason = _why_pure(root)
+    if reason is None:
+        stamp = _read_stamp(root)
+        _REASONS[package] = f"mypyc {stamp.get('mypyc', '?')}"
+        return
+    _REASONS[package] = reason
+    if any(_extension_exists(root, m) for m in COMPILED_MODULES):
+        sys.meta_path.insert(0, _SourceFinder(package, root))
+
+
+def build_info() -> BuildInfo:
+    """Which build of streamrepair runs in this process: the compiled modules or the
+    pure-Python ones, and why (imports the modules that can be compiled)."""
+    package = __name__.rpartition(".")[0]
+    running = tuple(
+        m for m in COMPILED_MODULES if _is_extension(importlib.import_module(f"{package}.{m}"))
+    )
+    compiled = len(running) == len(COMPILED_MODULES)
+    reason = _REASONS.get(package, "the package was not imported through its __init__")
+    if not compiled and reason.startswith("mypyc"):
+        reason = "compiled modules not loaded"
+    return BuildInfo(compiled=compiled, modules=running, reason=reason)
+
+
+def _is_extension(module: ModuleType) -> bool:
+    origin = getattr(module, "__file__", None) or ""
+    return origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+
+
+class _CopyFinder(importlib.abc.MetaPathFinder):
+    """Loads ``alias`` and its submodules from the package's ``.py`` files."""
+
+    def __init__(self, alias: str, root: str) -> None:
+        self._alias = alias
+        self._root = root
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: object = None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != self._alias and not fullname.startswith(self._alias + "."):
+            return None
+        base = os.path.join(self._root, *fullname.split(".")[1:])
+        init = os.path.join(base, "__init__.py")
+        if os.path.exists(init):
+            return importlib.util.spec_from_file_location(
+                fullname, init, submodule_search_locations=[base]
+            )
+        if os.path.exists(base + ".py"):
+            return importlib.util.spec_from_file_location(fullname, base + ".py")
+        return None
+
+
+def pure_copy(alias: str = "streamrepair_pure") -> ModuleType:
+    """A second, independent copy of the package named ``alias``, every module run from
+    its ``.py`` file, whichever build the package itself runs: for the tests and
+    benchmarks that compare the two builds in one process. Its classes are its own
+    (``alias.errors.UnrepairableError`` is not ``streamrepair.UnrepairableError``)."""
+    if alias not in sys.modules:
+        root = os.path.dirname(os.path.abspath(__file__))
+        sys.meta_path.insert(0, _CopyFinder(alias, root))
+    return importlib.import_module(alias)
