@@ -62,6 +62,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from mypy_extensions import mypyc_attr
+
 from ..errors import (
     ClosedError,
     ConcatenatedValuesError,
@@ -176,6 +178,8 @@ _CONTROL_ESCAPE: Final = 2  # a \b \f \n \r \t escape, decoded to a control char
 _OTHER_CONTROL: Final = 4  # a control character from elsewhere (raw, or a \u escape)
 
 
+# Subclassable in the compiled build too (docs/build.md).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ArgumentAssembler:
     """Assemble one tool call's argument text from its streamed deltas.
 

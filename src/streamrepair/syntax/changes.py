@@ -290,6 +290,8 @@ def _value_misfit(change: Opened | Assigned, string_open: bool, depth: int) -> s
     return None
 
 
+# Subclassable in the compiled build too (docs/build.md).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ValueBuilder:
     """Apply changes in order to an empty value; :attr:`value` is then what the
     assembler's ``preview()`` gave after the same changes.
