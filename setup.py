@@ -184,9 +184,10 @@ def _compiler_problem() -> str | None:
     return None
 
 
-# One placeholder extension makes setuptools run build_ext, which decides what to build
-# (the real list comes from mypycify, once, when the build runs).
-setup(
-    ext_modules=[Extension(f"{GROUP}__mypyc", sources=[])],
-    cmdclass={"build_ext": BuildExt},
-)
+if __name__ == "__main__":  # as setuptools runs it (tests import the helpers above)
+    # One placeholder extension makes setuptools run build_ext, which decides what to
+    # build (the real list comes from mypycify, once, when the build runs).
+    setup(
+        ext_modules=[Extension(f"{GROUP}__mypyc", sources=[])],
+        cmdclass={"build_ext": BuildExt},
+    )

@@ -24,6 +24,7 @@ from ._version import __version__
 _build.select(__name__, __path__[0])
 
 if _typing.TYPE_CHECKING:
+    from ._build import BuildInfo, build_info
     from .errors import (
         AbortFenceError,
         AssemblerFinishedError,
@@ -193,6 +194,8 @@ if _typing.TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "BuildInfo": "_build",
+    "build_info": "_build",
     "AbortCause": "turn.abort",
     "AbortFence": "turn.abort",
     "AbortFenceError": "errors",
@@ -319,6 +322,7 @@ __all__ = [
     "ArgumentAssembler",
     "ArgumentRepair",
     "AssemblerFinishedError",
+    "BuildInfo",
     "CallPhase",
     "CallProgress",
     "CallStatus",
@@ -400,6 +404,7 @@ __all__ = [
     "append_repair_notes",
     "apply_profiles",
     "assistant_message",
+    "build_info",
     "check_history",
     "function_call_output",
     "iter_events",
