@@ -23,17 +23,15 @@ from its ``.py`` file. Nothing else in the package knows which build runs;
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import json
+# Only os and sys at import time: this runs on every start of every process that imports
+# the package (a harness hook starts once per tool call).
 import os
 import sys
-from dataclasses import dataclass
-from types import ModuleType
-from typing import Final
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 __all__ = [
     "COMPILED_MODULES",
@@ -65,8 +63,7 @@ PURE_VARIABLE: Final = "STREAMREPAIR_PURE"
 STAMP_FILE: Final = "_build.json"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BuildInfo:
+class BuildInfo(NamedTuple):
     """Which build runs in this process, as :func:`build_info` found it.
 
     ``compiled`` is true when every module of :data:`COMPILED_MODULES` runs compiled;
@@ -96,6 +93,8 @@ def pure_requested() -> bool:
 
 def source_digest(path: str) -> str:
     """The sha256 of a source file, as the build recorded it."""
+    import hashlib
+
     with open(path, "rb") as file:
         return hashlib.sha256(file.read()).hexdigest()
 
@@ -104,12 +103,20 @@ def _source(root: str, module: str) -> str:
     return os.path.join(root, *module.split(".")) + ".py"
 
 
+def _extension_suffixes() -> list[str]:
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    return EXTENSION_SUFFIXES
+
+
 def _extension_exists(root: str, module: str) -> bool:
     base = os.path.join(root, *module.split("."))
-    return any(os.path.exists(base + suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+    return any(os.path.exists(base + suffix) for suffix in _extension_suffixes())
 
 
 def _read_stamp(root: str) -> dict[str, object]:
+    import json
+
     try:
         with open(os.path.join(root, STAMP_FILE), encoding="utf-8") as file:
             stamp = json.load(file)
@@ -147,8 +154,9 @@ def _why_pure(root: str) -> str | None:
     return None
 
 
-class _SourceFinder(importlib.abc.MetaPathFinder):
-    """Loads the listed modules of one package from their ``.py`` files."""
+class _SourceFinder:
+    """A meta path finder: loads the listed modules of one package from their ``.py``
+    files."""
 
     def __init__(self, package: str, root: str) -> None:
         self._sources = {f"{package}.{m}": _source(root, m) for m in COMPILED_MODULES}
@@ -158,11 +166,13 @@ class _SourceFinder(importlib.abc.MetaPathFinder):
         fullname: str,
         path: object = None,
         target: ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
+    ) -> ModuleSpec | None:
         source = self._sources.get(fullname)
         if source is None:
             return None
-        return importlib.util.spec_from_file_location(fullname, source)
+        from importlib.util import spec_from_file_location
+
+        return spec_from_file_location(fullname, source)
 
 
 def select(package: str, root: str) -> None:
@@ -183,10 +193,10 @@ def select(package: str, root: str) -> None:
 def build_info() -> BuildInfo:
     """Which build of streamrepair runs in this process: the compiled modules or the
     pure-Python ones, and why (imports the modules that can be compiled)."""
+    from importlib import import_module
+
     package = __name__.rpartition(".")[0]
-    running = tuple(
-        m for m in COMPILED_MODULES if _is_extension(importlib.import_module(f"{package}.{m}"))
-    )
+    running = tuple(m for m in COMPILED_MODULES if _is_extension(import_module(f"{package}.{m}")))
     compiled = len(running) == len(COMPILED_MODULES)
     reason = _REASONS.get(package, "the package was not imported through its __init__")
     if not compiled and reason.startswith("mypyc"):
@@ -196,11 +206,12 @@ def build_info() -> BuildInfo:
 
 def _is_extension(module: ModuleType) -> bool:
     origin = getattr(module, "__file__", None) or ""
-    return origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    return origin.endswith(tuple(_extension_suffixes()))
 
 
-class _CopyFinder(importlib.abc.MetaPathFinder):
-    """Loads ``alias`` and its submodules from the package's ``.py`` files."""
+class _CopyFinder:
+    """A meta path finder: loads ``alias`` and its submodules from the package's ``.py``
+    files."""
 
     def __init__(self, alias: str, root: str) -> None:
         self._alias = alias
@@ -211,17 +222,17 @@ class _CopyFinder(importlib.abc.MetaPathFinder):
         fullname: str,
         path: object = None,
         target: ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
+    ) -> ModuleSpec | None:
         if fullname != self._alias and not fullname.startswith(self._alias + "."):
             return None
+        from importlib.util import spec_from_file_location
+
         base = os.path.join(self._root, *fullname.split(".")[1:])
         init = os.path.join(base, "__init__.py")
         if os.path.exists(init):
-            return importlib.util.spec_from_file_location(
-                fullname, init, submodule_search_locations=[base]
-            )
+            return spec_from_file_location(fullname, init, submodule_search_locations=[base])
         if os.path.exists(base + ".py"):
-            return importlib.util.spec_from_file_location(fullname, base + ".py")
+            return spec_from_file_location(fullname, base + ".py")
         return None
 
 
@@ -230,7 +241,9 @@ def pure_copy(alias: str = "streamrepair_pure") -> ModuleType:
     its ``.py`` file, whichever build the package itself runs: for the tests and
     benchmarks that compare the two builds in one process. Its classes are its own
     (``alias.errors.UnrepairableError`` is not ``streamrepair.UnrepairableError``)."""
+    from importlib import import_module
+
     if alias not in sys.modules:
         root = os.path.dirname(os.path.abspath(__file__))
         sys.meta_path.insert(0, _CopyFinder(alias, root))
-    return importlib.import_module(alias)
+    return import_module(alias)
