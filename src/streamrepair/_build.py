@@ -246,4 +246,5 @@ def pure_copy(alias: str = "streamrepair_pure") -> ModuleType:
     if alias not in sys.modules:
         root = os.path.dirname(os.path.abspath(__file__))
         sys.meta_path.insert(0, _CopyFinder(alias, root))
+        import_module(f"{alias}._build")._REASONS[alias] = "a copy run from the sources"
     return import_module(alias)
