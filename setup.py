@@ -62,6 +62,8 @@ PURE_VARIABLE: str = CONSTANTS["PURE_VARIABLE"]  # type: ignore[assignment]
 STAMP_FILE: str = CONSTANTS["STAMP_FILE"]  # type: ignore[assignment]
 
 
+# What mypyc made of the modules, once per process.
+_MYPYCIFIED: list[Extension] = []
 # Commands that only write metadata or a source archive: nothing to compile.
 METADATA_COMMANDS = {"egg_info", "dist_info", "sdist"}
 
@@ -140,6 +142,8 @@ class BuildExt(build_ext):
         from mypyc.build import mypycify
 
         self.mypyc_version = version
+        if _MYPYCIFIED:  # an editable build finalizes this command twice in one process
+            return _MYPYCIFIED
         # mypyc names each module after its path (src/ has no __init__.py, so
         # src/streamrepair/syntax/assembler.py is streamrepair.syntax.assembler) and
         # writes the C sources to build/ under the current directory, the project's.
@@ -150,11 +154,14 @@ class BuildExt(build_ext):
         # any complaint about a module that is not compiled, must not stop the build
         # (mypy --strict on src/ is the tests' job).
         options = ["--ignore-missing-imports", "--follow-imports=silent"]
-        return mypycify(
-            [*options, *(str(_source(m).relative_to(ROOT)) for m in MODULES)],
-            opt_level="3",
-            group_name=GROUP,
+        _MYPYCIFIED.extend(
+            mypycify(
+                [*options, *(str(_source(m).relative_to(ROOT)) for m in MODULES)],
+                opt_level="3",
+                group_name=GROUP,
+            )
         )
+        return _MYPYCIFIED
 
     def _remove_outputs(self) -> None:
         for path in self.get_outputs():
