@@ -27,11 +27,25 @@ from __future__ import annotations
 # the package (a harness hook starts once per tool call).
 import os
 import sys
-from typing import TYPE_CHECKING, Final, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
     from types import ModuleType
+
+    # mypyc reads the decorator by this name when it compiles a module; nothing needs
+    # mypy_extensions at run time (the package does not depend on it).
+    from mypy_extensions import mypyc_attr as mypyc_attr
+else:
+    _Class = TypeVar("_Class")
+
+    def mypyc_attr(*attrs: object, **kwattrs: object) -> Callable[[_Class], _Class]:
+        """How the compiled build treats a class (``native_class=False``,
+        ``allow_interpreted_subclasses=True``); at run time, as mypy_extensions' own,
+        nothing."""
+        return lambda cls: cls
+
 
 __all__ = [
     "COMPILED_MODULES",
@@ -39,6 +53,7 @@ __all__ = [
     "STAMP_FILE",
     "BuildInfo",
     "build_info",
+    "mypyc_attr",
     "pure_copy",
     "select",
     "source_digest",

@@ -72,7 +72,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def version_text() -> str:
     """What ``--version`` prints: the version and which build runs, e.g.
     ``streamrepair 0.1.0, compiled (mypyc 2.3.1, 7 modules)``."""
-    from .. import __version__, build_info
+    from .._build import build_info
+    from .._version import __version__
 
     return f"streamrepair {__version__}, {build_info()}"
 

@@ -62,8 +62,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
-
+from .._build import mypyc_attr
 from ..errors import (
     ClosedError,
     ConcatenatedValuesError,

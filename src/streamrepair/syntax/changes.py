@@ -69,8 +69,7 @@ import enum
 from collections.abc import Iterable
 from typing import Any, NamedTuple, Union
 
-from mypy_extensions import mypyc_attr
-
+from .._build import mypyc_attr
 from ..errors import ChangeOrderError
 
 __all__ = [

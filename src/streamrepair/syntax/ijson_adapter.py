@@ -39,8 +39,7 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
-from mypy_extensions import mypyc_attr
-
+from .._build import mypyc_attr
 from ..errors import ChangeOrderError
 from .assembler import ArgumentAssembler
 from .changes import (
