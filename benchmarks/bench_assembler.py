@@ -506,8 +506,11 @@ def write_docs(report: str, results: dict[str, dict[str, Cell]], names: list[str
         image = ""
     doc = ROOT / "docs" / "performance.md"
     text = doc.read_text(encoding="utf-8") if doc.exists() else ""
-    head = text.split("<!-- results -->")[0] if "<!-- results -->" in text else text
-    doc.write_text(head + "<!-- results -->\n\n" + report + "\n" + image, encoding="utf-8")
+    head, marker, rest = text.partition("<!-- results -->")
+    # The results run to the next section (other benchmarks' sections follow them).
+    after = rest.find("\n## ") if marker else -1
+    tail = rest[after:] if after >= 0 else ""
+    doc.write_text(head + "<!-- results -->\n\n" + report + "\n" + image + tail, encoding="utf-8")
 
 
 if __name__ == "__main__":

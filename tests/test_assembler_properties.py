@@ -153,7 +153,16 @@ def _mutations() -> st.SearchStrategy[str]:
         text = draw(documents())
         kind = draw(
             st.sampled_from(
-                ["truncate", "insert", "delete", "trailing_comma", "python", "quotes", "fence"]
+                [
+                    "truncate",
+                    "insert",
+                    "delete",
+                    "trailing_comma",
+                    "python",
+                    "quotes",
+                    "fence",
+                    "repeat",
+                ]
             )
         )
         if kind == "truncate":
@@ -173,6 +182,14 @@ def _mutations() -> st.SearchStrategy[str]:
             return text.replace("true", "True").replace("null", "None")
         if kind == "quotes":
             return text.replace('"', "'")
+        if kind == "repeat":  # a key written again, with its value or another
+            value = json.loads(text)
+            if not isinstance(value, dict) or not value:
+                return text
+            key = draw(st.sampled_from(sorted(value)))
+            again = value[key] if draw(st.booleans()) else draw(JSON)
+            member = json.dumps(key) + ": " + json.dumps(again)
+            return text.rstrip()[:-1].rstrip() + ", " + member + "}"
         return "```json\n" + text + "\n```"
 
     return mutate()

@@ -285,6 +285,47 @@ def test_well_formed_members_at_every_split(value: object) -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        "[01, 2]",  # a leading zero: not a number (a UUID may begin so)
+        "[-01]",
+        '{"a": 0123}',
+        "[0.5, -0.25, 10, 1.5e3, 1e30, 1e308, 1e3090]",  # digits after an exponent
+        "[12345678-1234, 123e4567-e89b-12d3-a456-426614174000]",  # UUIDs, bare
+        "[" + "7" * 4990 + "1234567890123, 2]",  # past MAX_SCALAR_CHARS, one digit at a time
+        "7" * 5003,  # at the top level the bound holds
+    ],
+)
+def test_digits_continuing_a_number_read_as_the_machine_reads_them(text: str) -> None:
+    # feed() takes digits that continue a number itself; everything else it leaves to the
+    # machine. One character at a time, whole and at random splits agree.
+    whole = run([text])
+    for chunks in chunkings(text):
+        assert run(chunks).outcome() == whole.outcome(), text
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"s": '中文 😀 x\x01y é\\/"\n\t' * 2},
+        {"s": "\\u00e9 \\\\u12 \ud83d x \ude00 \ud83d\ud83d\ude00"},  # lone halves too
+        ["\\", "\\\\", "a\\", "\\u", "u1234"],
+    ],
+)
+def test_escapes_at_every_split(value: object) -> None:
+    # The string fast path decodes runs of escapes in one step, \\u runs included, and
+    # leaves an escape cut by the end of a delta open (a backslash, \\u and some of its
+    # digits); every two-way and three-way split must read like the whole text.
+    for ensure_ascii in (True, False):
+        text = json.dumps(value, ensure_ascii=ensure_ascii)
+        whole = run([text])
+        for i in range(len(text) + 1):
+            for j in range(i, len(text) + 1, 3):
+                outcome = run([text[:i], text[i:j], text[j:]])
+                assert outcome.outcome() == whole.outcome(), (text, i, j)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         # the surrogate is the last of many nodes: the value walk gives up, the scan finds it
         json.dumps([*range(2000), "x\ud800y"]),
         json.dumps({"a": "ascii", "b": "caf\u00e9 \ud83d"}),  # a non-ASCII string

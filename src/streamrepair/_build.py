@@ -65,6 +65,7 @@ COMPILED_MODULES: Final = (
     "syntax._lexical",
     "syntax._records",
     "syntax._recorder",
+    "syntax._repeats",
     "syntax.changes",
     "syntax.assembler",
     "syntax.oneshot",

@@ -82,6 +82,10 @@ class RepairKind(enum.Enum):
     DOUBLE_ENCODED = "double_encoded"
     #: Identical top-level values repeated; collapsed into one.
     DUPLICATE_VALUE = "duplicate_value"
+    #: A key written twice in one object with equal values (strictly equal JSON: ``1``,
+    #: ``1.0`` and ``true`` differ); one kept. With different values the text is refused
+    #: (``UnrepairableError`` at the second key): no value is chosen silently.
+    DUPLICATE_KEY = "duplicate_key"
     #: An empty ``{}`` placeholder before the real top-level object, dropped.
     EMPTY_PLACEHOLDER = "empty_placeholder"
     #: Closers after the complete top-level value, dropped. The value was whole before
@@ -142,6 +146,7 @@ _GUIDANCE: dict[RepairKind, str] = {
     RepairKind.CODE_FENCE: "send the arguments as bare JSON, without a markdown code fence",
     RepairKind.DOUBLE_ENCODED: "send the arguments as a JSON object, not a string holding one",
     RepairKind.DUPLICATE_VALUE: "send the arguments once",
+    RepairKind.DUPLICATE_KEY: "write each key once in an object",
     RepairKind.EMPTY_PLACEHOLDER: "send one JSON object, without an empty {} before it",
     RepairKind.EXCESS_CLOSER: "close each object and array exactly once",
     RepairKind.TRAILING_TEXT: "send only the JSON arguments, with no text after them",

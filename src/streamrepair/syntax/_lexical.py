@@ -33,21 +33,30 @@ TOKEN_RUN: Final = re.compile(r"[A-Za-z0-9_.+\-]+")
 # characters, that lies inside one delta. They give exactly what the character-level path
 # would (which handles everything else, including the same text split across deltas).
 # Numbers stop at 100 digits here so int() never meets Python's digit limit on this lane,
-# and exponents at two digits so no number on a lane can overflow a float (< 1e200).
-SCALAR = r"-?(?:0|[1-9][0-9]{0,99})(?:\.[0-9]{1,100})?(?:[eE][+-]?[0-9]{1,2})?|true|false|null"
-PLAIN_STRING = r'"[^"\\\x00-\x1f\ud800-\udfff]*"'
+# and exponents at two digits so no number on a lane can overflow a float (< 1e200). The
+# parts of a number are atomic groups and possessive repeats: a lane's match must end at a
+# separator, so giving digits back never helps, and not keeping the places to backtrack to
+# halves the time of a match.
+SCALAR = r"-?(?>0|[1-9][0-9]{0,99}+)(?>\.[0-9]{1,100}+)?(?>[eE][+-]?+[0-9]{1,2}+)?|true|false|null"
+PLAIN_STRING = r'"[^"\\\x00-\x1f\ud800-\udfff]*+"'
+PLAIN_TEXT = r'[^"\\\x00-\x1f\ud800-\udfff]*+'
 WHOLE_SCALAR: Final = re.compile(f"({SCALAR})(?=[ \t\n\r,\\]}}])")
 WHOLE_STRING: Final = re.compile(r'"([^"\\\x00-\x1f\ud800-\udfff]*)"')
+# A number that stays one whatever digits are appended (no exponent, no leading zero).
+GROWS_BY_DIGITS: Final = re.compile(r"-?(?:[1-9][0-9]*+(?:\.[0-9]*+)?|0\.[0-9]*+)")
 # A whole number short enough for int() and the scalar lanes.
 NUMBER_LANE: Final = re.compile(
     r"-?(?:0|[1-9][0-9]{0,99})(?:\.[0-9]{1,100})?(?:[eE][+-]?[0-9]{1,2})?"
 )
-# After a comma: one more whole member of an array or object, followed by a separator.
-ARRAY_LANE: Final = re.compile(f",[ \t\n\r]*({SCALAR}|{PLAIN_STRING})(?=[ \t\n\r]*[,\\]}}])")
-OBJECT_LANE: Final = re.compile(
-    f',[ \t\n\r]*"([^"\\\\\\x00-\\x1f\\ud800-\\udfff]*)"[ \t\n\r]*:[ \t\n\r]*'
-    f"({SCALAR}|{PLAIN_STRING})(?=[ \t\n\r]*[,\\]}}])"
+# An object's member as far as the delta holds it: its key, then its colon, then its value
+# when the value is whole (a scalar or a plain string followed by a separator). After a
+# comma (OBJECT_LANE) or where a key is expected (KEY_MEMBER).
+_MEMBER = (
+    f'"({PLAIN_TEXT})"(?:[ \t\n\r]*(:)[ \t\n\r]*'
+    f"(?:({SCALAR}|{PLAIN_STRING})(?=[ \t\n\r]*[,\\]}}]))?)?"
 )
+OBJECT_LANE: Final = re.compile(",[ \t\n\r]*" + _MEMBER)
+KEY_MEMBER: Final = re.compile(_MEMBER)
 TOKEN_START: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 NUMBER_START: Final = frozenset("0123456789-")
 # An unquoted key: an identifier as JavaScript writes one (letters, digits, _ and $).
@@ -65,8 +74,13 @@ NUMBER_PREFIX = (
 NUMBER_PREFIX_LONGEST: Final = re.compile(
     r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]*|(?:0|[1-9][0-9]*)(?:\.[0-9]*)?)?"
 )
-# A comma, and a number cut by the end of the delta (possibly nothing of it yet).
-ARRAY_TAIL: Final = re.compile(f",[ \t\n\r]*({NUMBER_PREFIX})")
+# After a comma in an array: the next item when it is whole (a plain string's text, or a
+# scalar, followed by a separator), or the number the delta ends in (possibly nothing of
+# it yet: the delta ends after the comma).
+ARRAY_LANE: Final = re.compile(
+    f',[ \t\n\r]*+(?:"({PLAIN_TEXT})"(?=[ \t\n\r]*[,\\]}}])|({SCALAR})(?=[ \t\n\r]*[,\\]}}])'
+    f"|({NUMBER_PREFIX})\\Z)"
+)
 BARE_WORD: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 UUID: Final = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -98,7 +112,7 @@ REFUSED_WORDS: Final = frozenset({"nan", "inf", "infinity", "undefined", "nil"})
 # A number whose exponent can only grow: more digits never bring it back in range.
 _POSITIVE_EXPONENT: Final = re.compile(r"[eE]\+?[0-9]+")
 
-ESCAPES: Final = {
+ESCAPES = {
     '"': '"',
     "\\": "\\",
     "/": "/",
@@ -111,6 +125,10 @@ ESCAPES: Final = {
 # The control characters JSON's simple escapes produce; in a string that also shows a raw
 # backslash they may have been raw backslashes (C:\new), and this reads them back so.
 CONTROL_ESCAPES: Final = re.compile("[\b\f\n\r\t]")
+# A run of \uXXXX escapes.
+UNICODE_RUN: Final = re.compile(r"(?:\\u[0-9a-fA-F]{4})+")
+# A \u escape of a control character (and, more rarely, text that only looks like one).
+CONTROL_U: Final = re.compile(r"\\u00[01][0-9a-fA-F]")
 LITERAL_CONTROLS: Final = str.maketrans(
     {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 )
@@ -118,8 +136,8 @@ LITERAL_CONTROLS: Final = str.maketrans(
 scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")  # noqa: B009
 CONTROL_NAMES = {"\n": "newline", "\r": "carriage return", "\t": "tab"}
 # The last word of a key that names a file system path (file_path, filePath, dir, cwd).
-_KEY_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-PATH_WORDS = frozenset(
+_KEY_WORDS: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+PATH_WORDS: Final = frozenset(
     {"path", "paths", "file", "files", "filename", "filenames", "filepath", "dir", "dirs"}
     | {"directory", "directories", "folder", "folders", "cwd", "workdir"}
 )

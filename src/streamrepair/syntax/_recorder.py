@@ -16,8 +16,8 @@ changes the live value:
 =================================  ==========================================================
 
 It keeps the path of each open container, so a hook costs O(1) plus building its path
-tuple. A member replaced by a key written twice is journaled (container, key, old value,
-new value): values otherwise only grow, which is what lets a :class:`LazyPreview` rebuild
+tuple. Values only grow (members are added, the open string is extended; a key written
+twice never replaces its first value), which is what lets a :class:`LazyPreview` rebuild
 an old snapshot from the live value.
 """
 
@@ -51,7 +51,7 @@ _STRING = ValueKind.STRING
 class ChangeRecorder:
     """Records :mod:`~streamrepair.syntax.changes` as the assembler reads."""
 
-    __slots__ = ("index", "journal", "key_told", "out", "paths", "sent", "str_path", "strings")
+    __slots__ = ("index", "key_told", "out", "paths", "sent", "str_path", "strings")
 
     def __init__(self) -> None:
         self.out: list[Change] = []
@@ -61,17 +61,14 @@ class ChangeRecorder:
         self.sent = 0  # characters of it reported
         self.strings = 0  # strings streamed so far: the open one's serial number
         self.index = 0  # top-level values reported
-        self.journal: list[tuple[Any, Any, Any, Any]] = []
 
     # -- hooks -------------------------------------------------------------------------------
 
-    def _member(self, parent: Any, key: Any, new: Any) -> Path:
+    def _member(self, parent: Any, key: Any) -> Path:
         """The path of the next member of ``parent`` (the innermost open container)."""
         if type(parent) is list:
             return self.paths[-1] + (len(parent),)
         self.key_told = False
-        if key in parent:
-            self.journal.append((parent, key, parent[key], new))
         return self.paths[-1] + (key,)
 
     def _root(self) -> None:
@@ -84,7 +81,7 @@ class ChangeRecorder:
             self._root()
             path: Path = ()
         else:
-            path = self._member(parent, key, child)
+            path = self._member(parent, key)
         self.paths.append(path)
         self.out.append(_new(Opened, (path, _OBJECT if type(child) is dict else _ARRAY)))
 
@@ -120,8 +117,6 @@ class ChangeRecorder:
             self.str_path = None
             if len(value) > self.sent:
                 out.append(_new(Appended, (path, value[self.sent :])))
-            if type(parent) is dict and key in parent:
-                self.journal.append((parent, key, parent[key], value))
             out.append(_new(Closed, (path,)))
             return
         if parent is None:
@@ -131,8 +126,6 @@ class ChangeRecorder:
             out.append(_new(Assigned, (self.paths[-1] + (len(parent),), value)))
         else:  # _member, inlined: this runs for every number and short string
             self.key_told = False
-            if key in parent:
-                self.journal.append((parent, key, parent[key], value))
             out.append(_new(Assigned, (self.paths[-1] + (key,), value)))
 
 
@@ -143,18 +136,18 @@ class LazyPreview(DeferredPreview):
     Taking one costs O(depth of the open containers): it keeps, for each open container,
     the container and how many members it had, and the open string's length. Values only
     grow between deltas (members are added, strings are appended to), so truncating the
-    live containers to those counts gives the old snapshot back; members replaced by a
-    repeated key are put back from the recorder's journal. Resolving costs what
-    ``preview()`` would have cost then.
+    live containers to those counts gives the old snapshot back, and the open string's
+    final text begins with what was shown of it. Resolving costs what ``preview()``
+    would have cost then.
     """
 
     __slots__ = ("_assembler", "_mark")
 
     def __init__(self, asm: ArgumentAssembler | None, mark: Any) -> None:
-        # With an assembler, ``mark`` is (frames, journal length, open string): frames are
-        # (container, its members then, its key in its parent), outermost first; the open
-        # string is (its key or index, its length, its serial) or None. Without one,
-        # ``mark`` is the value itself.
+        # With an assembler, ``mark`` is (frames, open string): frames are (container, its
+        # members then, its key in its parent), outermost first; the open string is (its
+        # key or index, its length, its serial) or None. Without one, ``mark`` is the value
+        # itself.
         self._assembler = asm
         self._mark = mark
 
@@ -162,17 +155,12 @@ class LazyPreview(DeferredPreview):
         asm = self._assembler
         if asm is None:
             return self._mark
-        frames, jpos, string = self._mark
-        rec = asm._rec
-        journal = rec.journal[jpos:] if rec is not None else []
+        frames, string = self._mark
         snapshot: Any = None
         top: Any = None
         for container, count, key in frames:
             if type(container) is dict:
                 copy: Any = dict(islice(container.items(), count))
-                for owner, k, old, _ in reversed(journal):
-                    if owner is container and k in copy:
-                        copy[k] = old
             else:
                 copy = container[:count]
             if top is None:
@@ -185,17 +173,8 @@ class LazyPreview(DeferredPreview):
         if string is not None:
             slot, length, serial = string
             text = asm._open_text(serial)
-            if text is None:  # closed since: read it where it was put
-                inner = frames[-1][0]
-                if type(inner) is list:
-                    text = inner[slot]
-                else:
-                    text = inner[slot]
-                    existed = slot in top
-                    for owner, k, old, new in journal:
-                        if owner is inner and k == slot:
-                            text = new if existed else old
-                            break
+            if text is None:  # closed since: its final text is where it was put
+                text = frames[-1][0][slot]
             if type(top) is list:
                 top.append(text[:length])
             else:

@@ -6,8 +6,12 @@ All state-machine logic lives in this module. The assembler is a push parser: ``
 takes the next delta of argument text and advances one character-level state machine
 (``_VALUE``, ``_KEY``, ``_COLON``, ``_AFTER``, ``_STRING``, ...) over it. Runs of plain
 string characters, whitespace and token characters are consumed with compiled regular
-expressions, so the per-character work is done in C; structural characters are handled one
-at a time.
+expressions, and runs of escapes with json's C string decoder, so the per-character work is
+done in C; structural characters are handled one at a time, except where a compiled lane
+reads a whole piece the delta holds: an object member (its key, colon and value, as far as
+they are in the delta), an array item, a number cut by the delta's end. Before the machine
+runs, ``feed()`` takes the commonest deltas itself (string text up to its closing quote,
+digits that continue a number, one space): the fewer steps per token, the faster.
 
 What is kept between calls (and nothing else):
 
@@ -23,6 +27,12 @@ What is kept between calls (and nothing else):
   waiting for its low half, for single-quoted strings a quote that may or may not end the
   string, and flags for the ambiguous-escapes rule (an invalid escape seen, a control
   escape seen, and under a path-like key the preview held at the first control escape);
+* for a key its object already has (``{"x": 1, "x": 1}``), its second value is read
+  against the first, never stored (``_repeats.py``): the first value, the first value's
+  part under each open container of the second, and how much of an open string matched
+  (the change recorder is not called meanwhile: the second value is never reported);
+  where a key still being read began, when a line break came since (its error points
+  there);
 * a number, literal, bare word or unquoted key in progress (at most ``MAX_SCALAR_CHARS``
   characters, except a number inside a container: past the bound it is kept in pieces with
   a short signature of its place in the number grammar, so it is never re-read), or a
@@ -42,7 +52,9 @@ Invariants:
 * No character is read twice. Decoded string content is never re-decoded; closing a
   string joins its pieces once (and the ambiguous-escapes rule rewrites it at most once).
   The only re-reads are bounded: a token (at most ``MAX_SCALAR_CHARS``) is checked once per
-  ``feed`` call, and the decision of a held comma run needs only its count.
+  ``feed`` call, the decision of a held comma run needs only its count, a lane or fast path
+  that declines leaves the characters it looked at to the machine (each at most once more),
+  and a repeated key's string is compared with its first value piece by piece.
 * Every decision is made at a character and never depends on where a delta ends, so any
   split of the same text reaches the same state after every shared prefix (chunking
   invariance), the same preview and the same result.
@@ -52,8 +64,10 @@ Invariants:
   ``INCOMPLETE`` that it would synthesize or raise and some continuation can still be
   valid; ``UNREPAIRABLE`` comes at the first character after which no continuation can
   (bounds count when a character passes them; a number longer than ``MAX_SCALAR_CHARS``
-  is judged against a float's range when it ends). Once ``UNREPAIRABLE`` it stays so,
-  and after ``finish()`` raises the status is ``UNREPAIRABLE`` with that error.
+  is judged against a float's range when it ends; a repeated key's second value is
+  compared as docs/design.md states, and its error points at the second key). Once
+  ``UNREPAIRABLE`` it stays so, and after ``finish()`` raises the status is
+  ``UNREPAIRABLE`` with that error.
 * Nothing here recurses on the input's nesting, so no input can raise ``RecursionError``.
 """
 
@@ -74,14 +88,16 @@ from ..events import DeferredPreview
 from ..results import Repaired, RepairKind, Status
 from ._lexical import (
     ARRAY_LANE,
-    ARRAY_TAIL,
     CONTROL_ESCAPES,
     CONTROL_NAMES,
+    CONTROL_U,
     DQ_RUN,
     ESCAPES,
     FENCE_INFO,
+    GROWS_BY_DIGITS,
     HEX,
     INNER_VIABLE,
+    KEY_MEMBER,
     KEY_RUN,
     KEY_START,
     LITERAL_CONTROLS,
@@ -97,6 +113,7 @@ from ._lexical import (
     TOKEN_RUN,
     TOKEN_START,
     TOP_VIABLE,
+    UNICODE_RUN,
     UUID_VIABLE,
     WHOLE_SCALAR,
     WHOLE_STRING,
@@ -111,7 +128,15 @@ from ._lexical import (
     scanstring,
 )
 from ._recorder import ChangeRecorder, LazyPreview
-from ._records import COMPACT_PIECES, ValueRecord, add_value, compact_pieces, count_with
+from ._records import (
+    COMPACT_PIECES,
+    ValueRecord,
+    add_value,
+    compact_pieces,
+    count_with,
+    same_json,
+)
+from ._repeats import Repeat, text_continues, token_continues
 from .changes import Change
 
 __all__ = [
@@ -170,6 +195,14 @@ def _not_a_value(token: str) -> str:
 
 
 _SKIPS_WS: Final = frozenset({_VALUE, _KEY, _COLON, _AFTER, _END, _TAIL})
+_OPEN_STRING: Final = (_STRING, _ESCAPE, _UNICODE)  # where the fast path may go on in a string
+_HEX_DIGITS: Final = "0123456789abcdefABCDEF"
+_OPENING: Final = ("{", "[", " {", " [")  # after a comma: no lane reads a container
+# Where a delta that ends leaves work for _delta_ended (and wherever a key is pending).
+_SETTLED: Final = _IN_STRING | {_BARE_KEY}
+_INCOMPLETE: Final = Status.INCOMPLETE
+# A member a repeated key's value has and its first value lacks: equal to nothing.
+_ABSENT: Final = object()
 
 # What an open string has shown so far (its flags), for the ambiguous-escapes rule.
 _INVALID: Final = 1  # an invalid escape: an evident raw backslash
@@ -201,11 +234,13 @@ class ArgumentAssembler:
 
     __slots__ = (
         "_bs_offset",
+        "_changes",
         "_comma_offset",
         "_commas",
         "_ctx_line",
         "_ctx_line_start",
         "_current",
+        "_delta",
         "_error",
         "_fed",
         "_fence",
@@ -218,8 +253,10 @@ class ArgumentAssembler:
         "_hold",
         "_is_key",
         "_key",
+        "_key_position",
         "_keys",
         "_long",
+        "_match",
         "_max_depth",
         "_max_size",
         "_pathlike",
@@ -261,6 +298,7 @@ class ArgumentAssembler:
         self._error: UnrepairableError | None = None
         self._result: tuple[Repaired, ...] | UnrepairableError | None = None
         self._fed = 0  # characters consumed before the current delta
+        self._delta = ""  # the current delta (for the position of an error found late)
         self._ctx_line = 1  # line number at the start of the current delta
         self._ctx_line_start = 0  # offset where that line starts
         # containers
@@ -268,6 +306,10 @@ class ArgumentAssembler:
         self._keys: list[str | None] = []  # key of each frame in its parent
         self._key: str | None = None  # pending key of the innermost object
         self._fresh = False  # innermost container has no member yet
+        # a value read under a key its object already has: compared with the first, never
+        # stored (_repeats.py); and where the key being read began (its line and column)
+        self._match: Repeat | None = None
+        self._key_position: tuple[int, int, int] | None = None  # (offset, line, column)
         self._commas = 0  # commas held since the last value
         self._comma_offset = 0  # offset of the first of them
         # strings
@@ -306,7 +348,10 @@ class ArgumentAssembler:
         self._whole = False  # the current value is whole and in _values
         self._started = 0  # top-level values started
         # preview changes (changes.py), recorded only when asked for
-        self._rec: ChangeRecorder | None = ChangeRecorder() if changes else None
+        # the change recorder, and where the machine's hooks report (the recorder, or None
+        # while a repeated key's value is read: that value is never reported)
+        self._changes: ChangeRecorder | None = ChangeRecorder() if changes else None
+        self._rec = self._changes
 
     # -- public ----------------------------------------------------------------------------
 
@@ -368,108 +413,195 @@ class ArgumentAssembler:
         where. Feeding an UNREPAIRABLE assembler raises that error again; feeding one that
         has been finished raises :class:`~streamrepair.ClosedError`.
         """
-        # Fast path for the most common delta: text inside an open string (the body of a
-        # long write), plain or with simple escapes. It reads exactly what _run's string
-        # state would, and gives up on anything else (a closing quote, a control character,
-        # a \u escape, an invalid escape). Such text holds no raw newline, and the status
-        # inside a string is always INCOMPLETE.
+        # Fast paths for the commonest deltas, each reading exactly what the machine would
+        # and leaving anything else to it. The body of a string (a long write): plain text
+        # and simple escapes, up to a closing quote, a control character, a \u escape or
+        # an invalid escape (the machine reads on from there); such text holds no raw
+        # newline, and inside a string the status is INCOMPLETE. Digits that continue a
+        # number. One space between tokens. (A repeated key's value is compared with its
+        # first one by the machine.)
         state = self._state
-        if (state in (_STRING, _ESCAPE)) and self._pending_high is None:
-            n = len(text) if type(text) is str else 0
-            if n and n <= self._max_size - self._fed:
-                if state == _STRING and "\\" not in text:
-                    m = self._run_match(text)
-                    if m is not None and m.end() == n:
-                        parts = self._str_parts
-                        parts.append(text)
-                        self._fed += n
-                        if self._rec is not None:
-                            self._shown(text)
-                        if len(parts) > self._str_merged + 63:
-                            self._compact()
-                        return Status.INCOMPLETE
-                elif self._quote == '"' and "\\u" not in text:
-                    # Plain runs and simple escapes, decoded by json's own C decoder. It
-                    # stops at an unescaped quote and raises on a control character, an
-                    # invalid escape or a backslash cut by the delta: all of those, and
-                    # raw surrogates (which it would keep), go to the machine instead.
-                    head = ""
-                    body = text
-                    if state == _ESCAPE:
-                        head = ESCAPES.get(text[0], "")
-                        body = text[1:]
-                    if head or state == _STRING:
-                        # A backslash cut by the end of the delta is left open, as the
-                        # character path would leave it (an odd run of trailing ones).
-                        cut = 0
-                        if body[-1:] == "\\":
-                            cut = (len(body) - len(body.rstrip("\\"))) & 1
-                            if cut:
-                                body = body[:-1]
-                        try:
-                            decoded, end = scanstring(body + '"', 0)
-                        except ValueError:
-                            end = -1
-                        if end == len(body) + 1 and (
-                            body.isascii() or RAW_SURROGATE.search(body) is None
-                        ):
-                            piece = head + decoded
-                            if not self._str_flags & _CONTROL_ESCAPE:
-                                # Nothing raw reaches here: a control character in the
-                                # piece was written as an escape (\n).
-                                found = CONTROL_ESCAPES.search(piece)
-                                if found is not None:
-                                    self._control_escape(piece[: found.start()])
+        start = 0  # how much of the delta a fast path read
+        piece = ""  # and what it decoded
+        if type(text) is str and self._match is None:
+            n = len(text)
+            if 0 < n <= self._max_size - self._fed:
+                if state in _OPEN_STRING:
+                    if self._pending_high is None:
+                        if state == _STRING and "\\" not in text:
+                            if n == 1:  # one plain character: no regex for that
+                                if (
+                                    text != self._quote
+                                    and text >= " "
+                                    and not ("\ud800" <= text <= "\udfff")
+                                ):
+                                    start = 1
+                                    piece = text
+                            else:
+                                m = self._run_match(text)
+                                if m is not None:
+                                    start = m.end()
+                                    piece = text if start == n else text[:start]
+                        elif self._quote == '"':
+                            read = self._simple_escapes(text, state)
+                            if read is not None:
+                                piece, start = read
+                        if start == n:
                             parts = self._str_parts
                             parts.append(piece)
-                            self._state = _ESCAPE if cut else _STRING
                             self._fed += n
-                            if self._rec is not None:
-                                self._shown(piece)
+                            rec = self._rec
+                            if rec is not None:
+                                if self._hold is None:
+                                    rec.grew(piece)
+                                else:
+                                    self._shown(piece)
                             if len(parts) > self._str_merged + 63:
                                 self._compact()
-                            return Status.INCOMPLETE
+                            return _INCOMPLETE
+                elif state == _TOKEN:
+                    token = self._token
+                    if (
+                        text.isdigit()
+                        and text.isascii()
+                        and self._long is None
+                        and self._stack
+                        and len(token) + n <= MAX_SCALAR_CHARS
+                        and GROWS_BY_DIGITS.fullmatch(token) is not None
+                    ):
+                        self._token = token + text
+                        self._fed += n
+                        return _INCOMPLETE
+                elif n == 1 and state in _SKIPS_WS and text in " \t\r" and self._result is None:
+                    self._fed += 1
+                    return _INCOMPLETE if self._stack else self.status
         if self._result is not None:
             raise ClosedError("feed() after finish(): this assembler is finished")
-        if self._error is not None:
+        if state == _ERROR:
+            assert self._error is not None
             raise self._error
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
-        self._str_start = len(self._str_parts)
         n = len(text)
-        room = self._max_size - self._fed
-        if n > room:
-            self._run(text, room)
-            # Asked of the state, not of self._error: a type checker keeps self._error
-            # narrowed to None (the raise above) across _run, which may set it, and the
-            # compiled build trusts that narrowing (docs/build.md).
-            if self._state != _ERROR:
-                offset = self._max_size
-                line, column = self._position(text, room)
-                self._fail_with(
-                    TooLargeError(
-                        f"argument text exceeds max_size={self._max_size} characters",
-                        limit=self._max_size,
-                        offset=offset,
-                        line=line,
-                        column=column,
-                    )
-                )
-            self._advance(text, n)
-            return Status.UNREPAIRABLE
+        if n > self._max_size - self._fed:
+            return self._too_large(text, n)
+        parts = self._str_parts
+        self._str_start = len(parts)
+        if start:
+            parts.append(piece)
         if n:
-            self._run(text, n)
-            if self._state in _IN_STRING:
-                self._settle_string()
-            elif self._key is not None and self._rec is not None and self._state in _KEY_ONLY:
+            self._delta = text
+            self._run(text, n, start)
+            state = self._state
+            if state in _SETTLED or self._match is not None:
+                self._delta_ended(text)
+            elif self._key is not None and self._rec is not None and state in _KEY_ONLY:
                 self._rec.key(self._key)  # the delta ended after a key, before its value
             if "\n" in text:
                 self._advance(text, n)
             else:
                 self._fed += n
-        if self._stack and self._state != _ERROR:
-            return Status.INCOMPLETE  # inside a container: what status would say, sooner
+            if self._stack and self._state != _ERROR:
+                return _INCOMPLETE  # inside a container: what status would say, sooner
         return self.status
+
+    def _too_large(self, text: str, n: int) -> Status:
+        """The delta goes past ``max_size``: what fits is read, then UNREPAIRABLE."""
+        room = self._max_size - self._fed
+        self._str_start = len(self._str_parts)
+        self._delta = text
+        self._run(text, room)
+        # Asked of the state, not of self._error: a type checker keeps self._error
+        # narrowed to None (the raise above) across these calls, which may set it, and
+        # the compiled build trusts that narrowing (docs/build.md).
+        if self._state != _ERROR:
+            self._delta_ended(text)
+        if self._state != _ERROR:
+            line, column = self._position(text, room)
+            self._fail_with(
+                TooLargeError(
+                    f"argument text exceeds max_size={self._max_size} characters",
+                    limit=self._max_size,
+                    offset=self._max_size,
+                    line=line,
+                    column=column,
+                )
+            )
+        self._advance(text, n)
+        return Status.UNREPAIRABLE
+
+    def _simple_escapes(self, text: str, state: int) -> tuple[str, int] | None:
+        """The beginning of a delta of a double-quoted string (from ``state``: _STRING, or
+        inside an escape: _ESCAPE or _UNICODE) made of plain runs and escapes, decoded by
+        json's own C decoder (a run of \\uXXXX in one step), up to the closing quote or the
+        end: ``(decoded, characters read)``. None when it holds anything else before (a
+        control character, an invalid escape, a surrogate half left alone or a raw one,
+        which json would keep, a \\u escape of a control character): the machine reads all
+        of it then. An escape cut by the end of the delta (a backslash, or \\u and up to
+        three hex digits) is left open, as the machine would leave it."""
+        head = ""  # the escape the delta began inside, decoded
+        skip = 0  # and the characters it took
+        if state == _ESCAPE and text[0] != "u":
+            head = ESCAPES.get(text[0], "")
+            if not head:
+                return None
+            skip = 1
+        elif state != _STRING:  # inside \u: after the backslash, or some hex digits read
+            first = 1 if state == _ESCAPE else 0  # the u
+            hex_read = "" if first else self._hex
+            skip = first + 4 - len(hex_read)
+            digits = hex_read + text[first:skip]
+            if len(digits) < 4 or digits.strip(_HEX_DIGITS):
+                return None
+            code = int(digits, 16)
+            if code < 0x20 or 0xD800 <= code < 0xE000:
+                return None  # a control character or a surrogate half: the machine's
+            head = chr(code)
+        body = text[skip:] if skip else text
+        escaped = "\\u" in body
+        if escaped and CONTROL_U.search(body) is not None:
+            return None  # the machine tells a \u control character from a \n
+        whole = len(body)
+        cut = _STRING  # the state the delta leaves: an escape it cuts is left open
+        cut_hex = ""
+        if body[-1:] == "\\":
+            if (whole - len(body.rstrip("\\"))) & 1:  # an odd run: the last one is open
+                cut = _ESCAPE
+                body = body[:-1]
+        elif escaped:  # \u and up to three hex digits at the end
+            open_at = body.rfind("\\u", max(whole - 5, 0))
+            if (
+                open_at >= 0
+                and not body[open_at + 2 :].strip(_HEX_DIGITS)
+                and not (open_at - len(body[:open_at].rstrip("\\"))) & 1
+            ):
+                cut = _UNICODE
+                cut_hex = body[open_at + 2 :]
+                body = body[:open_at]
+        try:
+            decoded, end = scanstring(body + '"', 0)
+        except ValueError:  # a control character, an invalid escape
+            return None
+        end -= 1  # where the closing quote is (the one added: all of the body)
+        if end < len(body):
+            body = body[:end]  # the string closes in this delta: the machine does that
+            whole = end
+            cut = _STRING
+        if not (body.isascii() or RAW_SURROGATE.search(body) is None):
+            return None
+        if escaped and RAW_SURROGATE.search(decoded) is not None:
+            return None  # a half without its partner (perhaps in the next delta)
+        piece = head + decoded
+        if not self._str_flags & _CONTROL_ESCAPE:
+            # Nothing raw reaches here: a control character in the piece was written as
+            # an escape (\\n).
+            found = CONTROL_ESCAPES.search(piece)
+            if found is not None:
+                self._control_escape(piece[: found.start()])
+        self._state = cut
+        if cut == _UNICODE:
+            self._hex = cut_hex
+        return piece, skip + whole
 
     def preview(self, *, live: bool = False) -> Any:
         """The value as far as it has arrived, for live display.
@@ -502,6 +634,10 @@ class ArgumentAssembler:
             # top-level token is not complete until it ends: show the last whole value.
             return self._values[-1].value if self._values else None
         open_string = state in _IN_STRING and not self._is_key
+        if self._match is not None:
+            # A value read under a repeated key is never shown: the first one stays.
+            stack = stack[: self._match.depth]
+            open_string = False
         if live:
             if open_string:
                 # Show the open string's text in its slot; _emit replaces it there.
@@ -537,7 +673,7 @@ class ArgumentAssembler:
 
         Needs ``ArgumentAssembler(changes=True)`` (``ValueError`` otherwise).
         """
-        rec = self._rec
+        rec = self._changes
         if rec is None:
             raise ValueError("take_changes() needs ArgumentAssembler(changes=True)")
         out = rec.out
@@ -554,28 +690,30 @@ class ArgumentAssembler:
         Taking one costs O(depth of the open containers) with ``changes=True``; without
         it, the snapshot is taken now. Resolving costs what :meth:`preview` would have.
         """
-        rec = self._rec
+        rec = self._changes
         stack = self._stack
         if rec is None or not stack or self._result is not None:
             return LazyPreview(None, self.preview())
         if len(stack) == 1:
             frames: tuple[tuple[Any, int, Any], ...] = ((stack[0], len(stack[0]), None),)
         else:
-            frames = tuple(zip(stack, map(len, stack), self._keys, strict=True))
+            if self._match is not None:  # a repeated key's value is not shown
+                stack = stack[: self._match.depth]
+            frames = tuple(zip(stack, map(len, stack), self._keys, strict=False))
         string = None
-        if self._state in _IN_STRING and not self._is_key:
+        if self._state in _IN_STRING and not self._is_key and self._match is None:
             top, count, key = frames[-1]
             if self._slot:  # a live preview put the open string in its slot
                 count -= 1
                 frames = (*frames[:-1], (top, count, key))
             slot = self._key if isinstance(top, dict) else count
             string = (slot, rec.sent, rec.strings)
-        return LazyPreview(self, (frames, len(rec.journal), string))
+        return LazyPreview(self, (frames, string))
 
     def _open_text(self, serial: int) -> str | None:
         """What a preview shows of the string value being read, if it is string
         ``serial`` (the recorder's count); None once that string has ended."""
-        rec = self._rec
+        rec = self._changes
         if rec is not None and rec.str_path is not None and rec.strings == serial:
             return self._hold if self._hold is not None else self._string_so_far()
         return None
@@ -591,15 +729,58 @@ class ArgumentAssembler:
         elif len(hold) > rec.sent:
             rec.grew(hold[rec.sent :])
 
+    def _delta_ended(self, text: str) -> None:
+        """The delta ``text`` has been read: settle an open string, remember where an open
+        key began (it may turn out to be a repeated key, and the error points at it), and
+        tell the recorder of a key whose value has not begun."""
+        state = self._state
+        if state in _IN_STRING:
+            if self._is_key:
+                self._key_open(text, self._str_offset)
+            self._settle_string()
+        elif state == _BARE_KEY:
+            self._key_open(text, self._token_offset)
+        elif self._key is not None and self._rec is not None and state in _KEY_ONLY:
+            self._rec.key(self._key)  # the delta ended after a key, before its value
+        match = self._match
+        if match is not None and match.position is None and self._state != _ERROR:
+            match.position = self._position(text, match.offset - self._fed)
+
+    def _key_open(self, text: str, offset: int) -> None:
+        """The delta ``text`` ended inside a key that began at ``offset``. Where it began is
+        known without this delta while no line break came since (see _key_begins); past
+        one, its line and column are kept."""
+        saved = self._key_position
+        if "\n" in text and (saved is None or saved[0] != offset):
+            line, column = self._key_begins(text, offset)
+            self._key_position = (offset, line, column)
+
+    def _key_begins(self, text: str, offset: int) -> tuple[int, int]:
+        """Line and column of a key still being read (or just read) that began at
+        ``offset``: in the current delta ``text``, or earlier with no line break since
+        (else _key_open kept them)."""
+        if offset >= self._fed:
+            return self._position(text, offset - self._fed)
+        saved = self._key_position
+        if saved is not None and saved[0] == offset:
+            return saved[1], saved[2]
+        return self._ctx_line, offset - self._ctx_line_start + 1
+
     def _settle_string(self) -> None:
         """A delta ended inside a string: its pieces become one (the recorder gets it as
-        the string's new text) and the pieces are compacted when they are many."""
+        the string's new text, or it is compared with a repeated key's first value) and the
+        pieces are compacted when they are many."""
         parts = self._str_parts
         start = self._str_start
         if len(parts) - start > 1:
             parts[start:] = ["".join(parts[start:])]
-        if self._rec is not None and len(parts) > start:
-            self._shown(parts[start])
+        piece = parts[start] if len(parts) > start else ""
+        if self._is_key:
+            pass
+        elif self._match is not None:
+            self._compare_open_string(piece)
+        elif self._rec is not None and len(parts) > start:
+            self._shown(piece)
         if len(parts) - self._str_merged >= COMPACT_PIECES:
             self._compact()
 
@@ -650,8 +831,7 @@ class ArgumentAssembler:
 
     # -- the machine -----------------------------------------------------------------------
 
-    def _run(self, text: str, n: int) -> None:
-        pos = 0
+    def _run(self, text: str, n: int, pos: int = 0) -> None:
         while pos < n:
             state = self._state
             if state == _STRING:
@@ -689,6 +869,19 @@ class ArgumentAssembler:
                                 if pos >= n:
                                     return
                                 continue
+                            m = UNICODE_RUN.match(text, pos, n)
+                            if m is not None:
+                                # \uXXXX escapes, all of a run in one step (pairs joined);
+                                # a surrogate half left alone is the machine's to pair
+                                decoded = scanstring(m.group() + '"', 0)[0]
+                                if RAW_SURROGATE.search(decoded) is None:
+                                    if CONTROL_U.search(m.group()) is not None:
+                                        self._str_flags |= _OTHER_CONTROL
+                                    parts.append(decoded)
+                                    pos = m.end()
+                                    if pos >= n:
+                                        return
+                                    continue
                         self._state = _ESCAPE
                         pos += 1
                     elif c == self._quote:
@@ -716,7 +909,9 @@ class ArgumentAssembler:
 
             c = text[pos]
             if c in " \t\n\r" and state in _SKIPS_WS:
-                pos = WS.match(text, pos, n).end()  # type: ignore[union-attr]
+                pos += 1  # one space (after ':' or ','), mostly: no regex for that
+                if pos < n and text[pos] in " \t\n\r":
+                    pos = WS.match(text, pos, n).end()  # type: ignore[union-attr]
                 if pos >= n:
                     return
                 c = text[pos]
@@ -724,32 +919,27 @@ class ArgumentAssembler:
             if state == _AFTER:
                 if c == ",":
                     top = self._stack[-1]
-                    if isinstance(top, list):
+                    if self._match is not None:
+                        pass  # a repeated key's value: member by member, compared
+                    elif isinstance(top, list) and not text.startswith(_OPENING, pos + 1):
                         m = ARRAY_LANE.match(text, pos, n)
                         rec = self._rec
                         while m is not None:
-                            token = m.group(1)
-                            value = token[1:-1] if token[0] == '"' else scalar(token)
+                            value = m.group(1)
+                            if value is None:
+                                found = m.group(2)
+                                if found is None:
+                                    # The delta ends in a comma and (the start of) the next
+                                    # number: go straight to where the machine would be.
+                                    if not self._array_tail(m.group(3), m.start(3), pos):
+                                        break
+                                    return
+                                value = scalar(found)
                             if rec is not None:
                                 rec.assigned(top, None, value)
                             top.append(value)
                             pos = m.end()
                             m = ARRAY_LANE.match(text, pos, n)
-                        # The delta ends in a comma and (the start of) the next number:
-                        # go straight to where the character path would be.
-                        m = ARRAY_TAIL.fullmatch(text, pos, n)
-                        if m is not None and len(m.group(1)) <= 100:
-                            self._fresh = False
-                            if m.group(1):
-                                self._commas = 0
-                                self._token = m.group(1)
-                                self._token_offset = m.start(1) + self._fed
-                                self._state = _TOKEN
-                            else:
-                                self._commas = 1
-                                self._comma_offset = pos + self._fed
-                                self._state = _VALUE
-                            return
                         if text[pos] != ",":
                             continue
                     else:
@@ -757,13 +947,21 @@ class ArgumentAssembler:
                         if m is not None:
                             rec = self._rec
                             while m is not None:
-                                key, value = m.group(1), lane_value(m.group(2))
+                                key = m.group(1)
+                                if key in top:
+                                    break  # a repeated key: the machine compares its value
+                                pos = m.end()
+                                found = m.group(3)
+                                if found is None:  # the member goes on past the delta
+                                    self._member_begun(key, m.group(2))
+                                    break
+                                value = lane_value(found)
                                 if rec is not None:
                                     rec.assigned(top, key, value)
                                 top[key] = value
-                                pos = m.end()
                                 m = OBJECT_LANE.match(text, pos, n)
-                            continue
+                            if m is None or self._state != _AFTER:
+                                continue
                     self._commas = 1
                     self._comma_offset = pos + self._fed
                     self._state = _KEY if isinstance(self._stack[-1], dict) else _VALUE
@@ -777,25 +975,6 @@ class ArgumentAssembler:
                     pos = self._backslash(pos)
                 else:
                     return self._fail(text, pos, "unexpected character", self._after_expected())
-
-            elif state == _TOKEN:
-                m = TOKEN_RUN.match(text, pos, n)
-                if m is not None and m.end() < n and self._stack and self._long is None:
-                    # A number cut by the last delta ends here: read it directly.
-                    token = self._token + m.group()
-                    if NUMBER_LANE.fullmatch(token) is not None:
-                        self._token = ""
-                        pos = m.end()
-                        self._emit(scalar(token))
-                        continue
-                if m is not None:
-                    if not self._grow_token(text, pos, m.end()):
-                        return
-                    pos = m.end()
-                    if pos >= n:
-                        return
-                if not self._end_token(text, pos):
-                    return
 
             elif state == _VALUE:
                 stack = self._stack
@@ -867,12 +1046,29 @@ class ArgumentAssembler:
                             text, pos, "doubled comma between members", "one ',' between members"
                         )
                     if c == '"':
-                        m = WHOLE_STRING.match(text, pos, n)
+                        m = KEY_MEMBER.match(text, pos, n)
                         if m is not None:
+                            key = m.group(1)
+                            top = self._stack[-1]
+                            if key in top or self._match is not None:
+                                if not self._key_again(key, pos + self._fed):
+                                    return
+                                pos = m.end(1) + 1  # its value is compared on the way
+                                self._member_begun(key, None)
+                                continue
                             pos = m.end()
-                            self._key = m.group(1)
+                            found = m.group(3)
+                            if found is None:  # the member goes on past the delta
+                                self._member_begun(key, m.group(2))
+                                continue
+                            # The whole member is in the delta: in one step.
+                            value = lane_value(found)
+                            if self._rec is not None:
+                                self._rec.assigned(top, key, value)
+                            top[key] = value
+                            self._fresh = False
                             self._commas = 0
-                            self._state = _COLON
+                            self._state = _AFTER
                             continue
                     self._open_string(c, True, pos)
                     pos += 1
@@ -908,6 +1104,25 @@ class ArgumentAssembler:
                     pos = self._backslash(pos)
                 else:
                     return self._fail(text, pos, "missing ':' after key", "':'")
+
+            elif state == _TOKEN:
+                m = TOKEN_RUN.match(text, pos, n)
+                if m is not None and m.end() < n and self._stack and self._long is None:
+                    # A number cut by the last delta ends here: read it directly.
+                    token = self._token + m.group()
+                    if NUMBER_LANE.fullmatch(token) is not None:
+                        self._token = ""
+                        pos = m.end()
+                        self._emit(scalar(token))
+                        continue
+                if m is not None:
+                    if not self._grow_token(text, pos, m.end()):
+                        return
+                    pos = m.end()
+                    if pos >= n:
+                        return
+                if not self._end_token(text, pos):
+                    return
 
             elif state == _ESCAPE:
                 self._escape(c, pos + self._fed)
@@ -1052,6 +1267,9 @@ class ArgumentAssembler:
                     self._token_offset,
                     f"read the unquoted key {key[:40]!r} as a string",
                 )
+                repeated = key in self._stack[-1] or self._match is not None
+                if repeated and not self._key_again(key, self._token_offset):
+                    return
                 self._key = key
                 self._state = _COLON
 
@@ -1059,6 +1277,30 @@ class ArgumentAssembler:
                 return
 
     # -- helpers used by the machine ----------------------------------------------------------
+
+    def _array_tail(self, number: str, start: int, comma: int) -> bool:
+        """The delta ends after the comma at ``comma`` in an array and ``number``, the
+        beginning of a number (or nothing), at ``start``: the machine's state there. False
+        for a number too long to take this way."""
+        if len(number) > 100:
+            return False
+        self._fresh = False
+        if number:
+            self._commas = 0
+            self._token = number
+            self._token_offset = start + self._fed
+            self._state = _TOKEN
+        else:
+            self._commas = 1
+            self._comma_offset = comma + self._fed
+            self._state = _VALUE
+        return True
+
+    def _member_begun(self, key: str, colon: str | None) -> None:
+        """A member's key was read (and its colon, when ``colon``); its value comes next."""
+        self._key = key
+        self._commas = 0  # the comma before the key, if any, was a separator
+        self._state = _VALUE if colon else _COLON
 
     def _start_value(self, offset: int) -> None:
         """A top-level value begins at ``offset`` (the first, or a concatenated one)."""
@@ -1108,12 +1350,19 @@ class ArgumentAssembler:
             )
             return
         child: Any = {} if c == "{" else []
+        match = self._match
+        if match is not None:
+            target = self._target()
+            if type(target) is not type(child):
+                return self._repeat_failed()
+            match.targets.append(target)
         if self._rec is not None:
             self._rec.opened(stack[-1] if stack else None, self._key, child)
         if stack:
             parent = stack[-1]
             if isinstance(parent, dict):
-                parent[self._key] = child
+                if match is None or len(stack) > match.depth:
+                    parent[self._key] = child  # (a repeated key's value stays outside)
                 self._keys.append(self._key)
                 self._key = None
             else:
@@ -1134,6 +1383,14 @@ class ArgumentAssembler:
         self._keys.pop()
         self._fresh = False
         self._commas = 0
+        match = self._match
+        if match is not None and len(stack) >= match.depth:
+            # A container of a repeated key's value: every member was compared as it was
+            # read, so the same count means the same value.
+            if len(done) != len(match.targets.pop()):
+                return self._repeat_failed()
+            if len(stack) == match.depth:
+                self._repeat_done()
         if stack:
             self._state = _AFTER
         else:
@@ -1156,6 +1413,14 @@ class ArgumentAssembler:
             self._state = _END
             self._value_done()
             return
+        match = self._match
+        if match is not None:
+            if not same_json(self._target(), value):
+                return self._repeat_failed()
+            if len(stack) == match.depth:  # the repeated key's value: equal, dropped
+                self._key = None
+                self._state = _AFTER
+                return self._repeat_done()
         top = stack[-1]
         if rec is not None:
             rec.assigned(top, self._key, value)
@@ -1168,6 +1433,124 @@ class ArgumentAssembler:
             top.append(value)
         self._slot = False
         self._state = _AFTER
+
+    # -- repeated keys (_repeats.py) ------------------------------------------------------
+
+    def _key_again(self, key: str, offset: int) -> bool:
+        """A key was read (beginning at absolute ``offset``) that its object already has,
+        or any key inside a repeated key's value. Returns False when the machine failed."""
+        match = self._match
+        if match is None:
+            # Read the new value against the first one, which is whole: an earlier member.
+            position = self._key_begins("", offset) if offset < self._fed else None
+            top = self._stack[-1]
+            self._match = Repeat(key, top[key], len(self._stack), offset, position)
+            self._rec = None  # the repeated value is never reported
+            return True
+        if key not in match.targets[-1]:
+            self._repeat_failed()  # a member the first value does not have
+            return False
+        if key in self._stack[-1]:  # written twice in there as well: compared all the same
+            self._note_repeat(key, offset)
+        return True
+
+    def _target(self) -> Any:
+        """What the value beginning now must end equal to: the first value of the repeated
+        key, or the member of it at the same place."""
+        match = self._match
+        assert match is not None
+        stack = self._stack
+        if len(stack) == match.depth:
+            return match.first
+        top = stack[-1]
+        outer = match.targets[-1]
+        if type(top) is dict:
+            return outer[self._key]  # checked when the key was read
+        return outer[len(top)] if len(top) < len(outer) else _ABSENT
+
+    def _compare_open_string(self, piece: str) -> None:
+        """The delta ended inside a string under a repeated key: ``piece`` is its new
+        decoded text. Fails when no continuation can end it equal to the first value."""
+        match = self._match
+        assert match is not None
+        literal = None
+        if match.literal_at >= 0 and not self._str_flags & _OTHER_CONTROL:
+            literal = piece.translate(LITERAL_CONTROLS)  # the ambiguous-escapes reading
+        match.grew(piece, literal)
+        state = self._state
+        hex_digits = self._hex if state == _UNICODE else None
+        held = "'" + self._held if state == _QUOTE_END else None
+        for at in (match.at, match.literal_at):
+            if at >= 0 and text_continues(
+                match.text,
+                at,
+                high=self._pending_high,
+                escape=state == _ESCAPE,
+                hex_digits=hex_digits,
+                held=held,
+            ):
+                return
+        self._repeat_failed()
+
+    def _repeat_done(self) -> None:
+        """The repeated key's value ended equal to the first: dropped, and recorded."""
+        match = self._match
+        assert match is not None
+        self._match = None
+        self._rec = self._changes
+        self._note_repeat(match.key, match.offset)
+
+    def _note_repeat(self, key: str, offset: int) -> None:
+        assert self._current is not None
+        self._current.note(
+            RepairKind.DUPLICATE_KEY,
+            offset,
+            f"kept one of the equal values of the key {key[:40]!r}, written twice",
+        )
+
+    def _repeat_failed(self) -> None:
+        """The repeated key's value can no longer end equal to the first: refused, at the
+        second key (what the model must fix), whichever character decided it."""
+        match = self._match
+        assert match is not None
+        position = match.position
+        if position is None:  # the key is in the current delta
+            position = self._position(self._delta, match.offset - self._fed)
+        line, column = position
+        self._fail_with(
+            UnrepairableError(
+                f"key {match.key[:40]!r} written twice with different values",
+                offset=match.offset,
+                line=line,
+                column=column,
+                expected="each key written once",
+            )
+        )
+
+    def _drop_repeat(self, end: int) -> None:
+        """The text ended inside a repeated key's value: the value is dropped (the first
+        one stays) and the member recorded as cut off."""
+        match = self._match
+        assert match is not None
+        self._match = None
+        self._rec = self._changes
+        del self._stack[match.depth :]
+        del self._keys[match.depth :]
+        self._state = _AFTER
+        self._key = None
+        self._is_key = False
+        self._token = ""
+        self._long = None
+        self._str_parts = []
+        self._pending_high = None
+        self._hold = None
+        self._commas = 0
+        assert self._current is not None
+        self._current.note(
+            RepairKind.DANGLING_DROPPED,
+            end,
+            f"dropped the repeated key {match.key[:40]!r} and its value, cut off at the end",
+        )
 
     def _drop_commas(self) -> None:
         assert self._current is not None
@@ -1199,6 +1582,12 @@ class ArgumentAssembler:
             self._current.note(
                 RepairKind.SINGLE_QUOTES, pos + self._fed, "read a single-quoted string"
             )
+        match = self._match
+        if match is not None and not is_key:
+            target = self._target()
+            if type(target) is not str:
+                return self._repeat_failed()
+            match.open_text(target, literal=self._under_path_key())
 
     def _string_so_far(self) -> str:
         parts = self._str_parts
@@ -1214,6 +1603,9 @@ class ArgumentAssembler:
             self._flush_high()
         text = self._string_value()
         if self._is_key:
+            repeated = text in self._stack[-1] or self._match is not None
+            if repeated and not self._key_again(text, self._str_offset):
+                return
             self._key = text
             self._state = _COLON
             return
@@ -1313,7 +1705,8 @@ class ArgumentAssembler:
         hold the string where it was, since its reading is decided when it closes."""
         self._str_flags |= _CONTROL_ESCAPE
         if self._under_path_key():
-            self._hold = self._string_so_far() + before
+            # (joined aside: the pieces of the current delta stay as they are)
+            self._hold = "".join(self._str_parts) + before
 
     def _under_path_key(self) -> bool:
         """Whether the open string is a value under a path-like key (``path``,
@@ -1417,6 +1810,8 @@ class ArgumentAssembler:
 
     def _quote_was_content(self) -> None:
         """The quote in a single-quoted string did not end it (``'it's'``)."""
+        if self._pending_high is not None:
+            self._flush_high()  # a high surrogate before the quote was left alone
         held = self._held
         self._str_parts.append("'")
         self._state = _STRING
@@ -1474,6 +1869,11 @@ class ArgumentAssembler:
             bad = MAX_SCALAR_CHARS + 1  # nothing past the bound is read at the top level
         if not self._viable(token[:bad]):
             bad = self._first_unviable(token, start)
+        if self._match is not None and not token_continues(token[:bad], self._target()):
+            # under a repeated key: it can no longer read as the first value, before it
+            # stops being a value at all
+            self._repeat_failed()
+            return False
         if bad > MAX_SCALAR_CHARS:
             if self._stack and token[:1] in NUMBER_START:
                 # Not a word but a number, which in a container may be as long as Python
@@ -1595,6 +1995,9 @@ class ArgumentAssembler:
                 expected="a JSON value",
             )
         stack = self._stack
+        if self._match is not None:
+            self._drop_repeat(end)
+            state = self._state
         if state == _BACKSLASH:
             current.note(
                 RepairKind.DANGLING_DROPPED,
@@ -1653,6 +2056,8 @@ class ArgumentAssembler:
             current.note(RepairKind.DANGLING_DROPPED, end, "dropped a key cut off at the end")
             self._token = ""
             self._state = _AFTER
+        if self._match is not None:  # a single-quoted key just closed, and it repeats
+            self._match = None
         self._rec = rec
         if self._state in (_COLON, _VALUE) and stack and isinstance(stack[-1], dict):
             if self._key is not None or self._state == _COLON:

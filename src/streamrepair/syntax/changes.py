@@ -38,13 +38,13 @@ on valid and on malformed text):
   change comes later. In a value the model finished, every ``KeyRead`` is followed by its
   value.
 * **Nothing is taken back.** An ``Appended`` text, an ``Assigned`` value and a ``Closed``
-  are never revised by a later change, with two stated exceptions: ``Reset`` (a new
-  top-level value replaces the old one) and a key the model wrote twice in one object
-  (the later value replaces the earlier one in its place, as ``json.loads`` does; a
-  consumer writing JSON text may write both members: the text then parses to the same
-  value). A string whose reading is decided only when it closes (a path that shows raw
-  backslashes, docs/repairs.md) reports no text past that point until it closes, then the
-  rest as it was read.
+  are never revised by a later change, with one stated exception: ``Reset`` (a new
+  top-level value replaces the old one). A key the model wrote twice in one object is
+  reported once: its second value is compared with the first, never reported (equal, it
+  is dropped; different, the text is unrepairable and the changes stop). A string whose
+  reading is decided only when it closes (a path that shows raw backslashes,
+  docs/repairs.md) reports no text past that point until it closes, then the rest as it
+  was read.
 * **Only what the model wrote.** ``finish()`` reports no invented structure: a string or
   container the model left open stays open in the changes (no ``Closed``), a dangling key
   or half number gets nothing. The only changes ``finish()`` adds are the ``Assigned`` of
@@ -323,7 +323,40 @@ class ValueBuilder:
     def apply_all(self, changes: Iterable[Change]) -> None:
         """Apply each change in turn (:class:`~streamrepair.ChangeOrderError`, with the
         change's ``index``, for one that cannot follow; those before it stay applied)."""
+        opened = self._open
         for index, change in enumerate(changes):
+            # The common changes are checked and applied here, as _misfit and _apply do
+            # (a call less for each of them); anything else goes through those two.
+            kind = type(change)
+            parts = self._parts
+            if parts is None:
+                if (kind is Assigned or kind is Opened) and len(change.path) == len(opened):
+                    if opened:  # a member of the innermost open container
+                        parent = opened[-1][0]
+                        key = change.path[-1]
+                        fits = key == len(parent) if type(parent) is list else type(key) is str
+                        if fits:
+                            if kind is Opened:
+                                self._opened(change.path, change.kind)  # type: ignore[union-attr]
+                            elif type(parent) is list:
+                                parent.append(change.value)  # type: ignore[union-attr]
+                            else:
+                                parent[key] = change.value  # type: ignore[union-attr]
+                            continue
+                elif kind is Closed and opened:
+                    opened.pop()
+                    continue
+                elif kind is KeyRead:
+                    continue
+            elif kind is Appended:
+                parts.append(change.text)  # type: ignore[union-attr]
+                self._stale = True
+                continue
+            elif kind is Closed:
+                self._write_string()
+                self._parts = None
+                self._slot = None
+                continue
             reason = self._misfit(change)
             if reason is not None:
                 raise ChangeOrderError(reason, change=change, index=index)

@@ -4,10 +4,12 @@ One contract for both: ``repair(text)`` gives what ``ArgumentAssembler`` gives f
 text fed in one delta (the same value and repairs, or the same error), with one addition:
 text longer than ``max_size`` that needs a repair raises :class:`~streamrepair.TooLargeError`.
 Valid JSON goes through ``json.loads`` (fast), and its value is only taken when the machine
-would have read the same: no surrogate code point (the machine joins or replaces them), no
-number past a float's range (refused like ``Infinity``), no integer of more than
-``MAX_INTEGER_DIGITS`` digits (whatever ``sys.set_int_max_str_digits`` says), no nesting past
-``max_depth``. Otherwise the machine reads the text and decides.
+would have read the same: no key written twice in an object (``json.loads`` keeps the last
+value silently; the machine keeps one of equal values and refuses different ones), no
+surrogate code point (the machine joins or replaces them), no number past a float's range
+(refused like ``Infinity``), no integer of more than ``MAX_INTEGER_DIGITS`` digits (whatever
+``sys.set_int_max_str_digits`` says), no nesting past ``max_depth``. Otherwise the machine
+reads the text and decides.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import threading
 from typing import Any
 
 from ..errors import TooLargeError
@@ -43,17 +46,129 @@ def _bounded_int(digits: str) -> int:
     return int(digits)
 
 
-# One decoder, built once: json.loads with keyword arguments would build one per call.
-_STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+# Keys written twice. json.loads keeps the last value without a word; the machine keeps one
+# of equal values (recorded) and refuses different ones, so a text that names a key twice
+# in an object goes to the machine. Two ways to see it, each cheap where the other is not:
+#
+# * check: json builds each object from its list of pairs through a hook that compares
+#   the pairs with the keys they made: about half a microsecond per object and 50 ns per
+#   member, nothing per character (a 1 MiB write is one object of three members);
+# * count: the members of the decoded objects (collected by a hook on json's own path,
+#   which builds each object itself) against the colons outside strings in the text, found
+#   by a few passes in C: a call per object, 1 to 2 ns per character (more when the
+#   strings hold many escaped quotes and backslashes).
+#
+# Every text is checked, for up to _CHECKED_OBJECTS objects (most arguments have a few);
+# past that the check gives up and the text is counted.
+
+
+class _RepeatedKey(Exception):
+    """An object of the text names a key twice: the machine decides."""
+
+
+class _ManyObjects(Exception):
+    """The text has more objects than the pair hook checks: members are counted."""
+
+
+class _Calls(threading.local):
+    """Per thread: how many more objects the pair hook checks in the current call, and
+    the decoder that collects the objects it builds (made once per thread)."""
+
+    def __init__(self) -> None:
+        self.objects = 0
+        self.collected: list[dict[str, Any]] = []
+        collect = self.collected.append
+
+        def collected(obj: dict[str, Any]) -> dict[str, Any]:
+            collect(obj)
+            return obj
+
+        self.strict = json.JSONDecoder(parse_constant=_reject_constant, object_hook=collected)
+        self.bounded = json.JSONDecoder(
+            parse_constant=_reject_constant, parse_int=_bounded_int, object_hook=collected
+        )
+
+
+_CHECKED_OBJECTS = 32
+_CALLS = _Calls()
+
+
+def _checked_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's ``object_pairs_hook``: the object its pairs make, when no key repeats."""
+    _CALLS.objects -= 1
+    if _CALLS.objects < 0:
+        raise _ManyObjects
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _RepeatedKey
+    return obj
+
+
+# One decoder of each kind, built once: json.loads with keyword arguments would build one
+# per call.
+_STRICT_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, object_pairs_hook=_checked_object
+)
 # For a process whose int limit lets json read integers past MAX_INTEGER_DIGITS (the
 # default limit refuses them in C already): such a text goes to the machine, which refuses.
-_BOUNDED_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_bounded_int)
+_BOUNDED_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_int=_bounded_int, object_pairs_hook=_checked_object
+)
 _int_limit = getattr(sys, "get_int_max_str_digits", None)  # Python 3.10.7 and later
 
 
-def _decoder() -> json.JSONDecoder:
+def _bounded() -> bool:
     limit = 0 if _int_limit is None else _int_limit()
-    return _STRICT_DECODER if 0 < limit <= MAX_INTEGER_DIGITS else _BOUNDED_DECODER
+    return not 0 < limit <= MAX_INTEGER_DIGITS
+
+
+_MACHINE = object()  # what _loads gives for a text the machine must read
+
+
+def _loads(text: str) -> Any:
+    """``json.loads``'s reading of ``text``, when it is valid JSON naming no key twice in
+    an object and within the int limit; otherwise ``_MACHINE``."""
+    calls = _CALLS
+    bounded = _bounded()
+    calls.objects = _CHECKED_OBJECTS
+    try:
+        return (_BOUNDED_DECODER if bounded else _STRICT_DECODER).decode(text)
+    except _ManyObjects:
+        pass
+    except (ValueError, RecursionError, _RepeatedKey):
+        return _MACHINE
+    objects = calls.collected
+    try:
+        value = (calls.bounded if bounded else calls.strict).decode(text)
+        members = sum(map(len, objects))
+    except (ValueError, RecursionError):
+        return _MACHINE
+    finally:
+        objects.clear()
+    if members != _members(text):
+        return _MACHINE  # a key written twice: json kept one member of two
+    return value
+
+
+# Every byte but a quote and a colon, deleted by _members.
+_NOT_QUOTE_OR_COLON = bytes(c for c in range(256) if c not in b'":')
+
+
+def _members(text: str) -> int:
+    """The members of every object of ``text`` (valid JSON): its colons outside strings.
+
+    With escaped backslashes and then escaped quotes taken out, every quote left delimits
+    a string. Of the text only quotes and colons are kept, and adjacent quotes removed: a
+    string with no colon in it, or a closing and an opening quote with nothing between,
+    which keeps the parity of every quote after them. What is outside strings is then
+    every other piece between quotes."""
+    if "\\" in text:  # (a one-character search is the fast one)
+        text = text.replace("\\\\", "").replace('\\"', "")
+    marks = text.encode("utf-8", "surrogatepass").translate(None, _NOT_QUOTE_OR_COLON)
+    marks = marks.replace(b'""', b"")
+    if b'"' not in marks:
+        return len(marks)
+    return sum(map(len, marks.split(b'"')[::2]))
 
 
 def repair(
@@ -76,13 +191,9 @@ def repair(
     # Fast path for valid JSON. Top-level strings may be double-encoded and go to the
     # machine, as do top-level scalars.
     if text[:1] in _OPENERS or text.lstrip()[:1] in _OPENERS:
-        try:
-            value = _decoder().decode(text)
-        except (ValueError, RecursionError):
-            pass
-        else:
-            if _as_read(value, text, max_depth):
-                return Repaired(value=value, structure_synthesized=False)
+        value = _loads(text)
+        if value is not _MACHINE and _as_read(value, text, max_depth):
+            return Repaired(value=value, structure_synthesized=False)
     assembler = ArgumentAssembler(max_size=max(len(text), DEFAULT_MAX_SIZE), max_depth=max_depth)
     assembler.feed(text)
     result = assembler.finish()  # an error raises as itself, whatever the size
