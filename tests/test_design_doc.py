@@ -42,7 +42,7 @@ def test_the_module_map_lists_every_module() -> None:
 
 def _states() -> list[str]:
     source = (PACKAGE / "syntax" / "assembler.py").read_text(encoding="utf-8")
-    numbered = re.findall(r"^_([A-Z_]+) = (\d+)\b", source, flags=re.M)
+    numbered = re.findall(r"^_([A-Z_]+)(?:: Final)? = (\d+)\b", source, flags=re.M)
     start = [name for name, _ in numbered].index("VALUE")
     states = []
     for expected, (name, number) in enumerate(numbered[start:]):

@@ -16,9 +16,16 @@ from __future__ import annotations
 
 import typing as _typing
 
+from . import _build
 from ._lazy import attach
 
+# The compiled build's modules or their sources: decided here, before any of them is
+# imported (docs/build.md).
+_build.select(__name__, __path__[0])
+
 if _typing.TYPE_CHECKING:
+    from ._build import BuildInfo as BuildInfo
+    from ._build import build_info as build_info
     from ._version import __version__ as __version__
     from .errors import AbortFenceError as AbortFenceError
     from .errors import ChangeOrderError as ChangeOrderError

@@ -15,12 +15,12 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["EXIT_BROKEN_PIPE", "build_parser", "main"]
+__all__ = ["EXIT_BROKEN_PIPE", "build_parser", "main", "version_text"]
 
 #: Exit status when standard output was closed by its reader (128 + SIGPIPE).
 EXIT_BROKEN_PIPE = 141
@@ -57,11 +57,41 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             "is unambiguous, refuse what was cut off, and report every repair."
         ),
     )
+    parser.add_argument(
+        "--version",
+        action=_version_action(),
+        help="print the version and which build runs (compiled or pure Python), and exit",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     module = _COMMANDS.get(command or "")
     for name in (module,) if module else _SUBCOMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
     return parser
+
+
+def version_text() -> str:
+    """What ``--version`` prints: the version and which build runs, e.g.
+    ``streamrepair 0.1.0, compiled (mypyc 2.3.1, 7 modules)``."""
+    from .._build import build_info
+    from .._version import __version__
+
+    return f"streamrepair {__version__}, {build_info()}"
+
+
+def _version_action() -> type[argparse.Action]:
+    import argparse
+
+    class VersionAction(argparse.Action):
+        """``--version``, which imports the compiled modules only when asked."""
+
+        def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+            super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+        def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+            print(version_text())
+            parser.exit()
+
+    return VersionAction
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -123,7 +123,6 @@ class _AiohttpResponse:
         return value if isinstance(value, str) else ""
 
     async def body(self, *, decode: bool = False) -> AsyncIterator[bytes]:
-        import asyncio
 
         import aiohttp
 
@@ -139,7 +138,7 @@ class _AiohttpResponse:
                 rest = decoder.flush()
                 if rest:
                     yield rest
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError, zlib.error) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError, zlib.error) as exc:
             raise UpstreamBroken(type(exc).__name__) from exc
         self._done = True
 
@@ -183,7 +182,6 @@ class AiohttpUpstream:
     async def send(
         self, method: str, url: str, headers: Sequence[tuple[str, str]], body: bytes
     ) -> UpstreamResponse:
-        import asyncio
 
         import aiohttp
         from yarl import URL
@@ -198,7 +196,7 @@ class AiohttpUpstream:
                 allow_redirects=False,
                 compress=None,
             )
-        except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
+        except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
             raise UpstreamTimeout(type(exc).__name__) from exc
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             raise UpstreamUnreachable(type(exc).__name__) from exc

@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 from ..results import RepairKind
 
@@ -21,14 +21,14 @@ from ..results import RepairKind
 #: the default setting agrees). The verdict never depends on ``sys.set_int_max_str_digits``:
 #: an integer of at most this many digits is read whatever the setting, a longer one is
 #: refused whatever the setting (reading one costs time quadratic in its length).
-MAX_INTEGER_DIGITS = 4300
+MAX_INTEGER_DIGITS: Final = 4300
 
-WS = re.compile(r"[ \t\n\r]+")
-DQ_RUN = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]+')
+WS: Final = re.compile(r"[ \t\n\r]+")
+DQ_RUN: Final = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]+')
 # Plain characters and simple escapes (no \u) of a double-quoted string.
-RAW_SURROGATE = re.compile("[\ud800-\udfff]")
-SQ_RUN = re.compile(r"[^'\\\x00-\x1f\ud800-\udfff]+")
-TOKEN_RUN = re.compile(r"[A-Za-z0-9_.+\-]+")
+RAW_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+SQ_RUN: Final = re.compile(r"[^'\\\x00-\x1f\ud800-\udfff]+")
+TOKEN_RUN: Final = re.compile(r"[A-Za-z0-9_.+\-]+")
 # Fast lanes: a whole number or literal, or a whole string without escapes or control
 # characters, that lies inside one delta. They give exactly what the character-level path
 # would (which handles everything else, including the same text split across deltas).
@@ -40,12 +40,14 @@ TOKEN_RUN = re.compile(r"[A-Za-z0-9_.+\-]+")
 SCALAR = r"-?(?>0|[1-9][0-9]{0,99}+)(?>\.[0-9]{1,100}+)?(?>[eE][+-]?+[0-9]{1,2}+)?|true|false|null"
 PLAIN_STRING = r'"[^"\\\x00-\x1f\ud800-\udfff]*+"'
 PLAIN_TEXT = r'[^"\\\x00-\x1f\ud800-\udfff]*+'
-WHOLE_SCALAR = re.compile(f"({SCALAR})(?=[ \t\n\r,\\]}}])")
-WHOLE_STRING = re.compile(r'"([^"\\\x00-\x1f\ud800-\udfff]*)"')
+WHOLE_SCALAR: Final = re.compile(f"({SCALAR})(?=[ \t\n\r,\\]}}])")
+WHOLE_STRING: Final = re.compile(r'"([^"\\\x00-\x1f\ud800-\udfff]*)"')
 # A number that stays one whatever digits are appended (no exponent, no leading zero).
-GROWS_BY_DIGITS = re.compile(r"-?(?:[1-9][0-9]*+(?:\.[0-9]*+)?|0\.[0-9]*+)")
+GROWS_BY_DIGITS: Final = re.compile(r"-?(?:[1-9][0-9]*+(?:\.[0-9]*+)?|0\.[0-9]*+)")
 # A whole number short enough for int() and the scalar lanes.
-NUMBER_LANE = re.compile(r"-?(?:0|[1-9][0-9]{0,99})(?:\.[0-9]{1,100})?(?:[eE][+-]?[0-9]{1,2})?")
+NUMBER_LANE: Final = re.compile(
+    r"-?(?:0|[1-9][0-9]{0,99})(?:\.[0-9]{1,100})?(?:[eE][+-]?[0-9]{1,2})?"
+)
 # An object's member as far as the delta holds it: its key, then its colon, then its value
 # when the value is whole (a scalar or a plain string followed by a separator). After a
 # comma (OBJECT_LANE) or where a key is expected (KEY_MEMBER).
@@ -53,34 +55,36 @@ _MEMBER = (
     f'"({PLAIN_TEXT})"(?:[ \t\n\r]*(:)[ \t\n\r]*'
     f"(?:({SCALAR}|{PLAIN_STRING})(?=[ \t\n\r]*[,\\]}}]))?)?"
 )
-OBJECT_LANE = re.compile(",[ \t\n\r]*" + _MEMBER)
-KEY_MEMBER = re.compile(_MEMBER)
-TOKEN_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-NUMBER_START = frozenset("0123456789-")
+OBJECT_LANE: Final = re.compile(",[ \t\n\r]*" + _MEMBER)
+KEY_MEMBER: Final = re.compile(_MEMBER)
+TOKEN_START: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+NUMBER_START: Final = frozenset("0123456789-")
 # An unquoted key: an identifier as JavaScript writes one (letters, digits, _ and $).
-KEY_START = re.compile(r"[^\W\d]|\$")
-KEY_RUN = re.compile(r"[\w$]+")
-HEX = frozenset("0123456789abcdefABCDEF")
-FENCE_INFO = re.compile(r"[A-Za-z0-9_+.\-]+")
+KEY_START: Final = re.compile(r"[^\W\d]|\$")
+KEY_RUN: Final = re.compile(r"[\w$]+")
+HEX: Final = frozenset("0123456789abcdefABCDEF")
+FENCE_INFO: Final = re.compile(r"[A-Za-z0-9_+.\-]+")
 
-NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 NUMBER_PREFIX = (
     r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]*)?"
 )
 # The longest prefix of a text that can still begin a number (the exponent alternative
 # first: Python's re takes the first alternative that matches, not the longest).
-NUMBER_PREFIX_LONGEST = re.compile(
+NUMBER_PREFIX_LONGEST: Final = re.compile(
     r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]*|(?:0|[1-9][0-9]*)(?:\.[0-9]*)?)?"
 )
 # After a comma in an array: the next item when it is whole (a plain string's text, or a
 # scalar, followed by a separator), or the number the delta ends in (possibly nothing of
 # it yet: the delta ends after the comma).
-ARRAY_LANE = re.compile(
+ARRAY_LANE: Final = re.compile(
     f',[ \t\n\r]*+(?:"({PLAIN_TEXT})"(?=[ \t\n\r]*[,\\]}}])|({SCALAR})(?=[ \t\n\r]*[,\\]}}])'
     f"|({NUMBER_PREFIX})\\Z)"
 )
-BARE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
-UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+BARE_WORD: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+UUID: Final = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
 UUID_PREFIX = (
     r"[0-9a-fA-F]{0,8}|[0-9a-fA-F]{8}-[0-9a-fA-F]{0,4}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-"
     r"[0-9a-fA-F]{0,4}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{0,4}|"
@@ -100,13 +104,13 @@ LITERAL_PREFIX = (
 )
 # A token at the top level may only become a number or a literal; inside a container it
 # may also become a bare word or an unquoted UUID.
-TOP_VIABLE = re.compile(f"{NUMBER_PREFIX}|{LITERAL_PREFIX}")
-INNER_VIABLE = re.compile(f"{NUMBER_PREFIX}|{UUID_PREFIX}|[A-Za-z_][A-Za-z0-9_.\\-]*")
-UUID_VIABLE = re.compile(UUID_PREFIX)
+TOP_VIABLE: Final = re.compile(f"{NUMBER_PREFIX}|{LITERAL_PREFIX}")
+INNER_VIABLE: Final = re.compile(f"{NUMBER_PREFIX}|{UUID_PREFIX}|[A-Za-z_][A-Za-z0-9_.\\-]*")
+UUID_VIABLE: Final = re.compile(UUID_PREFIX)
 #: Words that look like values in other languages but have no JSON meaning (any case).
-REFUSED_WORDS = frozenset({"nan", "inf", "infinity", "undefined", "nil"})
+REFUSED_WORDS: Final = frozenset({"nan", "inf", "infinity", "undefined", "nil"})
 # A number whose exponent can only grow: more digits never bring it back in range.
-_POSITIVE_EXPONENT = re.compile(r"[eE]\+?[0-9]+")
+_POSITIVE_EXPONENT: Final = re.compile(r"[eE]\+?[0-9]+")
 
 ESCAPES = {
     '"': '"',
@@ -120,18 +124,20 @@ ESCAPES = {
 }
 # The control characters JSON's simple escapes produce; in a string that also shows a raw
 # backslash they may have been raw backslashes (C:\new), and this reads them back so.
-CONTROL_ESCAPES = re.compile("[\b\f\n\r\t]")
+CONTROL_ESCAPES: Final = re.compile("[\b\f\n\r\t]")
 # A run of \uXXXX escapes.
-UNICODE_RUN = re.compile(r"(?:\\u[0-9a-fA-F]{4})+")
+UNICODE_RUN: Final = re.compile(r"(?:\\u[0-9a-fA-F]{4})+")
 # A \u escape of a control character (and, more rarely, text that only looks like one).
-CONTROL_U = re.compile(r"\\u00[01][0-9a-fA-F]")
-LITERAL_CONTROLS = str.maketrans({"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"})
+CONTROL_U: Final = re.compile(r"\\u00[01][0-9a-fA-F]")
+LITERAL_CONTROLS: Final = str.maketrans(
+    {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+)
 # json's C string decoder (typeshed does not declare it): (text, index) -> (decoded, end).
 scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")  # noqa: B009
 CONTROL_NAMES = {"\n": "newline", "\r": "carriage return", "\t": "tab"}
 # The last word of a key that names a file system path (file_path, filePath, dir, cwd).
-_KEY_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-PATH_WORDS = frozenset(
+_KEY_WORDS: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+PATH_WORDS: Final = frozenset(
     {"path", "paths", "file", "files", "filename", "filenames", "filepath", "dir", "dirs"}
     | {"directory", "directories", "folder", "folders", "cwd", "workdir"}
 )

@@ -141,18 +141,18 @@ class LazyPreview(DeferredPreview):
     would have cost then.
     """
 
-    __slots__ = ("_asm", "_mark")
+    __slots__ = ("_assembler", "_mark")
 
     def __init__(self, asm: ArgumentAssembler | None, mark: Any) -> None:
         # With an assembler, ``mark`` is (frames, open string): frames are (container, its
         # members then, its key in its parent), outermost first; the open string is (its
         # key or index, its length, its serial) or None. Without one, ``mark`` is the value
         # itself.
-        self._asm = asm
+        self._assembler = asm
         self._mark = mark
 
     def resolve(self) -> Any:
-        asm = self._asm
+        asm = self._assembler
         if asm is None:
             return self._mark
         frames, string = self._mark

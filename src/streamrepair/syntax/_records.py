@@ -8,12 +8,12 @@ bounded by the number of kinds whatever the input (500,000 excess closers are on
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from ..results import Repair, Repaired, RepairKind
 
 #: Pieces of a growing text (an open string, a call's raw text) joined at a time.
-COMPACT_PIECES = 64
+COMPACT_PIECES: Final = 64
 
 
 def compact_pieces(parts: list[str], tiers: list[int], merged: int) -> int:

@@ -74,8 +74,9 @@ Invariants:
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
+from .._build import mypyc_attr
 from ..errors import (
     ClosedError,
     ConcatenatedValuesError,
@@ -148,37 +149,37 @@ __all__ = [
 
 #: Default bound on the characters an assembler will take (16 MiB); past it the assembler
 #: turns UNREPAIRABLE with a :class:`~streamrepair.TooLargeError`.
-DEFAULT_MAX_SIZE = 16 * 1024 * 1024
+DEFAULT_MAX_SIZE: Final = 16 * 1024 * 1024
 #: Default bound on container nesting. Deeper values could not even be serialized back by
 #: ``json.dumps``, which recurses; no tool argument comes near it.
-DEFAULT_MAX_DEPTH = 512
+DEFAULT_MAX_DEPTH: Final = 512
 #: Longest number, literal or bare word accepted (Python's own int limit is 4,300 digits).
-MAX_SCALAR_CHARS = 5000
+MAX_SCALAR_CHARS: Final = 5000
 #: Longest info string after an opening code fence (```` ```json ````).
-_MAX_FENCE_INFO = 32
+_MAX_FENCE_INFO: Final = 32
 
 # -- states ------------------------------------------------------------------------------
-_VALUE = 0  # a value is expected (top level, after ':', in an array)
-_KEY = 1  # a key or '}' is expected
-_COLON = 2  # ':' is expected after a key
-_AFTER = 3  # ',' or a closer is expected after a value in a container
-_STRING = 4  # inside a string
-_ESCAPE = 5  # after a backslash inside a string
-_UNICODE = 6  # inside \uXXXX
-_QUOTE_END = 7  # single-quoted string: a quote seen, its role not yet known
-_TOKEN = 8  # inside a number, literal or bare word
-_END = 9  # a top-level value is complete
-_FENCE_OPEN = 10  # reading an opening code fence and its info string
-_FENCE_CLOSE = 11  # reading a closing code fence
-_TAIL = 12  # after the closing fence: only whitespace may follow
-_ERROR = 13
-_BACKSLASH = 14  # a backslash between tokens, outside any string (\n read as whitespace)
-_BARE_KEY = 15  # inside an unquoted identifier key
-_PROSE = 16  # text after the complete top-level value, dropped
+_VALUE: Final = 0  # a value is expected (top level, after ':', in an array)
+_KEY: Final = 1  # a key or '}' is expected
+_COLON: Final = 2  # ':' is expected after a key
+_AFTER: Final = 3  # ',' or a closer is expected after a value in a container
+_STRING: Final = 4  # inside a string
+_ESCAPE: Final = 5  # after a backslash inside a string
+_UNICODE: Final = 6  # inside \uXXXX
+_QUOTE_END: Final = 7  # single-quoted string: a quote seen, its role not yet known
+_TOKEN: Final = 8  # inside a number, literal or bare word
+_END: Final = 9  # a top-level value is complete
+_FENCE_OPEN: Final = 10  # reading an opening code fence and its info string
+_FENCE_CLOSE: Final = 11  # reading a closing code fence
+_TAIL: Final = 12  # after the closing fence: only whitespace may follow
+_ERROR: Final = 13
+_BACKSLASH: Final = 14  # a backslash between tokens, outside any string (\n read as whitespace)
+_BARE_KEY: Final = 15  # inside an unquoted identifier key
+_PROSE: Final = 16  # text after the complete top-level value, dropped
 
-_IN_STRING = frozenset({_STRING, _ESCAPE, _UNICODE, _QUOTE_END})
+_IN_STRING: Final = frozenset({_STRING, _ESCAPE, _UNICODE, _QUOTE_END})
 # States in which the innermost object's key has been read and its value shows nothing yet.
-_KEY_ONLY = frozenset({_COLON, _VALUE, _TOKEN, _BACKSLASH})
+_KEY_ONLY: Final = frozenset({_COLON, _VALUE, _TOKEN, _BACKSLASH})
 
 
 def _not_a_value(token: str) -> str:
@@ -190,22 +191,24 @@ def _not_a_value(token: str) -> str:
     return f"not a JSON value: {token[:40]!r}"
 
 
-_SKIPS_WS = frozenset({_VALUE, _KEY, _COLON, _AFTER, _END, _TAIL})
-_OPEN_STRING = (_STRING, _ESCAPE, _UNICODE)  # where the fast path may go on in a string
-_HEX_DIGITS = "0123456789abcdefABCDEF"
-_OPENING = ("{", "[", " {", " [")  # after a comma: no lane reads a container
+_SKIPS_WS: Final = frozenset({_VALUE, _KEY, _COLON, _AFTER, _END, _TAIL})
+_OPEN_STRING: Final = (_STRING, _ESCAPE, _UNICODE)  # where the fast path may go on in a string
+_HEX_DIGITS: Final = "0123456789abcdefABCDEF"
+_OPENING: Final = ("{", "[", " {", " [")  # after a comma: no lane reads a container
 # Where a delta that ends leaves work for _delta_ended (and wherever a key is pending).
-_SETTLED = _IN_STRING | {_BARE_KEY}
-_INCOMPLETE = Status.INCOMPLETE
+_SETTLED: Final = _IN_STRING | {_BARE_KEY}
+_INCOMPLETE: Final = Status.INCOMPLETE
 # A member a repeated key's value has and its first value lacks: equal to nothing.
-_ABSENT = object()
+_ABSENT: Final = object()
 
 # What an open string has shown so far (its flags), for the ambiguous-escapes rule.
-_INVALID = 1  # an invalid escape: an evident raw backslash
-_CONTROL_ESCAPE = 2  # a \b \f \n \r \t escape, decoded to a control character
-_OTHER_CONTROL = 4  # a control character from elsewhere (raw, or a \u escape)
+_INVALID: Final = 1  # an invalid escape: an evident raw backslash
+_CONTROL_ESCAPE: Final = 2  # a \b \f \n \r \t escape, decoded to a control character
+_OTHER_CONTROL: Final = 4  # a control character from elsewhere (raw, or a \u escape)
 
 
+# Subclassable in the compiled build too (docs/build.md).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ArgumentAssembler:
     """Assemble one tool call's argument text from its streamed deltas.
 
@@ -517,9 +520,12 @@ class ArgumentAssembler:
         self._str_start = len(self._str_parts)
         self._delta = text
         self._run(text, room)
-        if self._error is None:
+        # Asked of the state, not of self._error: a type checker keeps self._error
+        # narrowed to None (the raise above) across these calls, which may set it, and
+        # the compiled build trusts that narrowing (docs/build.md).
+        if self._state != _ERROR:
             self._delta_ended(text)
-        if self._error is None:
+        if self._state != _ERROR:
             line, column = self._position(text, room)
             self._fail_with(
                 TooLargeError(

@@ -69,6 +69,7 @@ import enum
 from collections.abc import Iterable
 from typing import Any, NamedTuple, Union
 
+from .._build import mypyc_attr
 from ..errors import ChangeOrderError
 
 __all__ = [
@@ -107,6 +108,9 @@ class ValueKind(enum.Enum):
         return ""
 
 
+# The compiled build (docs/build.md) keeps these classes ordinary Python classes: mypyc's
+# native classes cannot derive from tuple.
+@mypyc_attr(native_class=False)
 class _Distinct(tuple[Any, ...]):
     """Equality that also compares the class: ``KeyRead(p) != Closed(p)``, although both
     are the tuple ``(p,)``."""
@@ -134,6 +138,7 @@ class _Opened(NamedTuple):
         return {"change": "opened", "path": list(self.path), "kind": self.kind.value}
 
 
+@mypyc_attr(native_class=False)
 class Opened(_Distinct, _Opened):
     """An object, array or string began at ``path``; it is empty for now."""
 
@@ -157,6 +162,7 @@ class _KeyRead(NamedTuple):
         return {"change": "key", "path": list(self.path)}
 
 
+@mypyc_attr(native_class=False)
 class KeyRead(_Distinct, _KeyRead):
     """The delta ended after the key ``path[-1]`` of the object at ``path[:-1]``, before
     anything of its value showed. It changes nothing yet: a key shows in the value only
@@ -176,6 +182,7 @@ class _Appended(NamedTuple):
         return {"change": "append", "path": list(self.path), "text": self.text}
 
 
+@mypyc_attr(native_class=False)
 class Appended(_Distinct, _Appended):
     """The string at ``path`` grew by ``text`` (decoded, never half an escape)."""
 
@@ -193,6 +200,7 @@ class _Assigned(NamedTuple):
         return {"change": "set", "path": list(self.path), "value": self.value}
 
 
+@mypyc_attr(native_class=False)
 class Assigned(_Distinct, _Assigned):
     """The value at ``path`` is ``value``, and final (a number or literal once complete,
     a string that arrived whole, or a whole top-level value)."""
@@ -210,6 +218,7 @@ class _Closed(NamedTuple):
         return {"change": "close", "path": list(self.path)}
 
 
+@mypyc_attr(native_class=False)
 class Closed(_Distinct, _Closed):
     """The model closed the object, array or string at ``path``: it is final."""
 
@@ -231,6 +240,7 @@ class _Reset(NamedTuple):
         return {"change": "reset", "value_index": self.value_index}
 
 
+@mypyc_attr(native_class=False)
 class Reset(_Distinct, _Reset):
     """The text began another top-level value, ``value_index`` (0-based: 1 for the
     second): the value built so far is replaced, starting with the next change."""
@@ -279,6 +289,8 @@ def _value_misfit(change: Opened | Assigned, string_open: bool, depth: int) -> s
     return None
 
 
+# Subclassable in the compiled build too (docs/build.md).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ValueBuilder:
     """Apply changes in order to an empty value; :attr:`value` is then what the
     assembler's ``preview()`` gave after the same changes.

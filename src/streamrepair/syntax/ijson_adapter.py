@@ -39,6 +39,7 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
+from .._build import mypyc_attr
 from ..errors import ChangeOrderError
 from .assembler import ArgumentAssembler
 from .changes import (
@@ -56,6 +57,8 @@ from .changes import (
 __all__ = ["IjsonAdapter", "ijson_events"]
 
 
+# Subclassable in the compiled build too (docs/build.md).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class IjsonAdapter:
     """Preview changes in, ijson events out (see the module docstring).
 
