@@ -224,7 +224,11 @@ def classify(token: str, *, in_container: bool) -> tuple[Any, RepairKind | None]
     not a value. Only inside a container may a bare word or UUID stand for a string."""
     if token in LITERALS:
         return LITERALS[token], None
-    if NUMBER.fullmatch(token):
+    if (
+        number_end(token, 0, len(token), False) == len(token)
+        if COMPILED
+        else NUMBER.fullmatch(token) is not None
+    ):
         value = number(token)
         return None if value is None else (value, None)
     if token in PY_LITERALS:
@@ -240,3 +244,223 @@ def classify(token: str, *, in_container: bool) -> tuple[Any, RepairKind | None]
     if BARE_WORD.fullmatch(token) or UUID.fullmatch(token):
         return token, RepairKind.BARE_WORD
     return None
+
+
+# -- the same rules read by character (the compiled build) --------------------------------
+# Compiled, a loop over a few characters costs far less than a call into the regular
+# expression engine (the call, the match object, each group a method call of its own);
+# interpreted, the opposite holds. The compiled build reads the commonest stretches with
+# these loops, the pure build with the patterns above: each loop gives exactly what its
+# pattern gives (tests/test_lexical_loops.py compares them on generated text), so the two
+# builds read every text the same way.
+
+
+def _compiled() -> bool:
+    """Whether this module runs compiled: mypyc makes its functions built-in ones."""
+    return type(_compiled).__name__ != "function"
+
+
+#: Whether the syntax layer runs compiled (all of its modules are, or none: docs/build.md).
+COMPILED: Final = _compiled()
+
+
+def ws_end(text: str, pos: int, n: int) -> int:
+    """Where the whitespace at ``pos`` ends (``WS``)."""
+    while pos < n:
+        c = ord(text[pos])
+        if c != 32 and c != 10 and c != 13 and c != 9:
+            return pos
+        pos += 1
+    return pos
+
+
+def plain_end(text: str, pos: int, n: int, quote: int) -> int:
+    """Where the plain string characters at ``pos`` end (``DQ_RUN`` for the quote 34,
+    ``SQ_RUN`` for 39): at the quote, a backslash, a control character or a surrogate."""
+    while pos < n:
+        c = ord(text[pos])
+        if c == quote or c == 92 or c < 32 or 0xD800 <= c <= 0xDFFF:
+            return pos
+        pos += 1
+    return pos
+
+
+def digits_end(text: str, pos: int, n: int, most: int) -> int:
+    """Where the run of at most ``most`` ASCII digits at ``pos`` ends."""
+    end = min(n, pos + most)
+    while pos < end:
+        c = ord(text[pos])
+        if c < 48 or c > 57:
+            return pos
+        pos += 1
+    return pos
+
+
+def number_end(text: str, pos: int, n: int, lane: bool) -> int:
+    """Where the JSON number at ``pos`` ends (its longest reading), or -1 when none
+    begins there. With ``lane``, as the lanes' ``SCALAR`` reads one: at most 100 digits
+    before and after the point and 2 in the exponent (the caller then finds a digit where
+    a separator must be); without, as ``NUMBER``."""
+    most = 100 if lane else n
+    if pos < n and text[pos] == "-":
+        pos += 1
+    if pos >= n:
+        return -1
+    c = ord(text[pos])
+    if c == 48:  # 0
+        pos += 1
+    elif 49 <= c <= 57:
+        pos = digits_end(text, pos + 1, n, most - 1)
+    else:
+        return -1
+    if pos + 1 < n and text[pos] == ".":
+        end = digits_end(text, pos + 1, n, most)
+        if end > pos + 1:
+            pos = end
+    if pos + 1 < n and (text[pos] == "e" or text[pos] == "E"):
+        at = pos + 1
+        if text[at] == "+" or text[at] == "-":
+            at += 1
+        end = digits_end(text, at, n, 2 if lane else n)
+        if end > at:
+            pos = end
+    return pos
+
+
+def number_prefix_end(text: str, pos: int, n: int) -> int:
+    """Where the longest beginning of a number at ``pos`` ends (``NUMBER_PREFIX_LONGEST``):
+    ``-``, ``12.``, ``1e+`` and ``""`` begin one."""
+    if pos < n and text[pos] == "-":
+        pos += 1
+    if pos >= n:
+        return pos
+    c = ord(text[pos])
+    if c == 48:
+        pos += 1
+    elif 49 <= c <= 57:
+        pos = digits_end(text, pos + 1, n, n)
+    else:
+        return pos
+    if pos < n and text[pos] == ".":
+        end = digits_end(text, pos + 1, n, n)
+        if end == pos + 1:
+            return end  # "1." begins a number, "1.e" does not
+        pos = end
+    if pos < n and (text[pos] == "e" or text[pos] == "E"):
+        pos += 1
+        if pos < n and (text[pos] == "+" or text[pos] == "-"):
+            pos += 1
+        pos = digits_end(text, pos, n, n)
+    return pos
+
+
+def _word_at(text: str, pos: int, n: int, word: str) -> bool:
+    size = len(word)
+    if pos + size > n:
+        return False
+    return all(ord(text[pos + i]) == ord(word[i]) for i in range(size))
+
+
+def scalar_end(text: str, pos: int, n: int) -> int:
+    """Where the lanes' ``SCALAR`` at ``pos`` ends, or -1 when none begins there."""
+    c = ord(text[pos])
+    if c == 116:  # t
+        return pos + 4 if _word_at(text, pos, n, "true") else -1
+    if c == 102:  # f
+        return pos + 5 if _word_at(text, pos, n, "false") else -1
+    if c == 110:  # n
+        return pos + 4 if _word_at(text, pos, n, "null") else -1
+    return number_end(text, pos, n, True)
+
+
+def separator_follows(text: str, pos: int, n: int) -> bool:
+    """Whether whitespace and then ``,``, ``]`` or ``}`` follow ``pos`` in the text (the
+    lookahead after a lane's value)."""
+    pos = ws_end(text, pos, n)
+    if pos >= n:
+        return False
+    c = ord(text[pos])
+    return c == 44 or c == 93 or c == 125  # , ] }
+
+
+def value_end(text: str, pos: int, n: int) -> int:
+    """Where the whole lane value at ``pos`` ends (a plain string, quotes included, or a
+    scalar, followed by a separator in the text), or -1."""
+    if pos >= n:
+        return -1
+    if text[pos] == '"':
+        end = plain_end(text, pos + 1, n, 34)
+        if end >= n or text[end] != '"':
+            return -1
+        end += 1
+    else:
+        end = scalar_end(text, pos, n)
+        if end < 0:
+            return -1
+    return end if separator_follows(text, end, n) else -1
+
+
+def item_spans(text: str, pos: int, n: int) -> tuple[int, int]:
+    """An array's next item after a comma at ``pos``, as ``ARRAY_LANE`` reads it:
+    ``(start, end)`` of a whole item (a plain string, quotes included, or a scalar,
+    followed by a separator in the text); ``(start, -1)`` when the text ends in the
+    beginning of a number at ``start`` (or after the comma and whitespace); ``(-1, -1)``
+    when neither, or when no comma is at ``pos``."""
+    if pos >= n or text[pos] != ",":
+        return -1, -1
+    start = ws_end(text, pos + 1, n)
+    if start >= n:
+        return start, -1
+    end = value_end(text, start, n)
+    if end >= 0:
+        return start, end
+    if number_prefix_end(text, start, n) == n:
+        return start, -1
+    return -1, -1
+
+
+def member_spans(text: str, pos: int, n: int) -> tuple[int, int, int]:
+    """An object's member at the opening quote of its key at ``pos``, as ``KEY_MEMBER``
+    reads it: ``(key_end, value_start, value_end)``, where ``key_end`` is the key's
+    closing quote (-1: no member here, the key is not plain text closed in the text),
+    ``value_start`` where the value begins after the colon and whitespace (-1: no colon
+    follows the key), ``value_end`` where the whole value ends (-1: it is not a whole
+    lane value followed by a separator in the text)."""
+    key_end = plain_end(text, pos + 1, n, 34)
+    if key_end >= n or text[key_end] != '"':
+        return -1, -1, -1
+    at = ws_end(text, key_end + 1, n)
+    if at >= n or text[at] != ":":
+        return key_end, -1, -1
+    start = ws_end(text, at + 1, n)
+    return key_end, start, value_end(text, start, n)
+
+
+def grows_by_digits(token: str) -> bool:
+    """Whether digits appended to ``token`` keep it a number (``GROWS_BY_DIGITS``): no
+    exponent, and no leading zero but that of ``0.``."""
+    n = len(token)
+    pos = 1 if n and token[0] == "-" else 0
+    if pos >= n:
+        return False
+    c = ord(token[pos])
+    if c == 48:
+        return pos + 1 < n and token[pos + 1] == "." and digits_end(token, pos + 2, n, n) == n
+    if c < 49 or c > 57:
+        return False
+    pos = digits_end(token, pos + 1, n, n)
+    if pos < n and token[pos] == ".":
+        pos = digits_end(token, pos + 1, n, n)
+    return pos == n
+
+
+def token_end(text: str, pos: int, n: int) -> int:
+    """Where the token characters at ``pos`` end (``TOKEN_RUN``: letters, digits, ``_``,
+    ``.``, ``+`` and ``-``)."""
+    while pos < n:
+        c = ord(text[pos])
+        if 97 <= c <= 122 or 48 <= c <= 57 or 65 <= c <= 90 or c in (95, 46, 45, 43):
+            pos += 1
+        else:
+            return pos
+    return pos

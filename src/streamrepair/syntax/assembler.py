@@ -13,6 +13,13 @@ they are in the delta), an array item, a number cut by the delta's end. Before t
 runs, ``feed()`` takes the commonest deltas itself (string text up to its closing quote,
 digits that continue a number, one space): the fewer steps per token, the faster.
 
+The compiled build (docs/build.md) reads the same stretches with character loops
+(``_lexical.py``: ``plain_end``, ``member_spans``, ``item_spans``, ``scalar_end`` ...)
+where the pure build calls the patterns: compiled, a loop over a few characters costs far
+less than a call into the regular expression engine, interpreted the opposite holds.
+``COMPILED`` says which runs; each loop reads exactly what its pattern reads, so both
+builds take the same steps (tests/test_lexical_loops.py runs the machine both ways).
+
 What is kept between calls (and nothing else):
 
 * the container stack (the live ``dict``/``list`` objects being built, each already
@@ -88,6 +95,7 @@ from ..events import DeferredPreview
 from ..results import Repaired, RepairKind, Status
 from ._lexical import (
     ARRAY_LANE,
+    COMPILED,
     CONTROL_ESCAPES,
     CONTROL_NAMES,
     CONTROL_U,
@@ -119,13 +127,23 @@ from ._lexical import (
     WHOLE_STRING,
     WS,
     classify,
+    digits_end,
+    grows_by_digits,
+    item_spans,
     lane_value,
     long_integer,
+    member_spans,
+    number_end,
+    number_prefix_end,
     number_signature,
     overflows,
     path_like,
+    plain_end,
     scalar,
+    scalar_end,
     scanstring,
+    token_end,
+    ws_end,
 )
 from ._recorder import ChangeRecorder, LazyPreview
 from ._records import (
@@ -446,6 +464,10 @@ class ArgumentAssembler:
                                 ):
                                     start = 1
                                     piece = text
+                            elif COMPILED:
+                                start = plain_end(text, 0, n, ord(self._quote))
+                                if start:
+                                    piece = text if start == n else text[:start]
                             else:
                                 m = self._run_match(text)
                                 if m is not None:
@@ -471,12 +493,22 @@ class ArgumentAssembler:
                 elif state == _TOKEN:
                     token = self._token
                     if (
-                        text.isdigit()
-                        and text.isascii()
-                        and self._long is None
-                        and self._stack
-                        and len(token) + n <= MAX_SCALAR_CHARS
-                        and GROWS_BY_DIGITS.fullmatch(token) is not None
+                        (
+                            digits_end(text, 0, n, n) == n
+                            and self._long is None
+                            and bool(self._stack)
+                            and len(token) + n <= MAX_SCALAR_CHARS
+                            and grows_by_digits(token)
+                        )
+                        if COMPILED  # (the same, read by character)
+                        else (
+                            text.isdigit()
+                            and text.isascii()
+                            and self._long is None
+                            and self._stack
+                            and len(token) + n <= MAX_SCALAR_CHARS
+                            and GROWS_BY_DIGITS.fullmatch(token) is not None
+                        )
                     ):
                         self._token = token + text
                         self._fed += n
@@ -859,12 +891,20 @@ class ArgumentAssembler:
                             continue
                         if c != "\\":
                             self._flush_high()
-                    m = run(text, pos, n)
-                    if m is not None:
-                        parts.append(m.group())
-                        pos = m.end()
-                        if pos >= n:
-                            return
+                    if COMPILED:
+                        end = plain_end(text, pos, n, ord(self._quote))
+                        if end > pos:
+                            parts.append(text[pos:end])
+                            pos = end
+                            if pos >= n:
+                                return
+                    else:
+                        m = run(text, pos, n)
+                        if m is not None:
+                            parts.append(m.group())
+                            pos = m.end()
+                            if pos >= n:
+                                return
                     c = text[pos]
                     if c == "\\":
                         if pos + 1 < n and self._pending_high is None:
@@ -919,7 +959,9 @@ class ArgumentAssembler:
             if c in " \t\n\r" and state in _SKIPS_WS:
                 pos += 1  # one space (after ':' or ','), mostly: no regex for that
                 if pos < n and text[pos] in " \t\n\r":
-                    pos = WS.match(text, pos, n).end()  # type: ignore[union-attr]
+                    pos = (
+                        ws_end(text, pos, n) if COMPILED else WS.match(text, pos, n).end()  # type: ignore[union-attr]
+                    )
                 if pos >= n:
                     return
                 c = text[pos]
@@ -929,6 +971,18 @@ class ArgumentAssembler:
                     top = self._stack[-1]
                     if self._match is not None:
                         pass  # a repeated key's value: member by member, compared
+                    elif COMPILED:  # the lanes below, read by character
+                        if isinstance(top, list):
+                            pos = self._items(top, text, pos, n)
+                            if pos < 0:
+                                return
+                        else:
+                            at = pos
+                            pos = self._members(top, text, pos, n)
+                            if pos != at:
+                                continue  # the machine goes on where the lane stopped
+                        if text[pos] != ",":
+                            continue
                     elif isinstance(top, list) and not text.startswith(_OPENING, pos + 1):
                         m = ARRAY_LANE.match(text, pos, n)
                         rec = self._rec
@@ -1022,20 +1076,36 @@ class ArgumentAssembler:
                     pos += 1
                     self._open_container(c, text, pos - 1)
                 elif c == '"' or c == "'":
-                    if c == '"' and stack:
-                        m = WHOLE_STRING.match(text, pos, n)
-                        if m is not None:
-                            pos = m.end()
-                            self._emit(m.group(1))
-                            continue
+                    if c == '"' and stack:  # a whole plain string: in one step
+                        if COMPILED:
+                            end = plain_end(text, pos + 1, n, 34)
+                            if end < n and text[end] == '"':
+                                start = pos + 1
+                                pos = end + 1
+                                self._emit(text[start:end])
+                                continue
+                        else:
+                            m = WHOLE_STRING.match(text, pos, n)
+                            if m is not None:
+                                pos = m.end()
+                                self._emit(m.group(1))
+                                continue
                     self._open_string(c, False, pos)
                     pos += 1
-                elif c in TOKEN_START:
-                    m = WHOLE_SCALAR.match(text, pos, n)
-                    if m is not None:
-                        pos = m.end()
-                        self._emit(scalar(m.group(1)))
-                        continue
+                elif c in TOKEN_START:  # a whole number or literal: in one step
+                    if COMPILED:
+                        end = scalar_end(text, pos, n)
+                        if 0 <= end < n and ord(text[end]) in (32, 9, 10, 13, 44, 93, 125):
+                            start = pos
+                            pos = end
+                            self._emit(scalar(text[start:end]))
+                            continue
+                    else:
+                        m = WHOLE_SCALAR.match(text, pos, n)
+                        if m is not None:
+                            pos = m.end()
+                            self._emit(scalar(m.group(1)))
+                            continue
                     self._state = _TOKEN
                     self._commas = 0
                     self._token = ""
@@ -1053,7 +1123,14 @@ class ArgumentAssembler:
                         return self._fail(
                             text, pos, "doubled comma between members", "one ',' between members"
                         )
-                    if c == '"':
+                    if COMPILED and c == '"':
+                        end = self._member(text, pos, n)
+                        if end >= 0:
+                            pos = end
+                            continue
+                        if self._state == _ERROR:
+                            return
+                    elif c == '"':
                         m = KEY_MEMBER.match(text, pos, n)
                         if m is not None:
                             key = m.group(1)
@@ -1114,21 +1191,37 @@ class ArgumentAssembler:
                     return self._fail(text, pos, "missing ':' after key", "':'")
 
             elif state == _TOKEN:
-                m = TOKEN_RUN.match(text, pos, n)
-                if m is not None and m.end() < n and self._stack and self._long is None:
-                    # A number cut by the last delta ends here: read it directly.
-                    token = self._token + m.group()
-                    if NUMBER_LANE.fullmatch(token) is not None:
-                        self._token = ""
+                if COMPILED:  # as below, read by character
+                    end = token_end(text, pos, n)
+                    if pos < end < n and self._stack and self._long is None:
+                        token = self._token + text[pos:end]
+                        if number_end(token, 0, len(token), True) == len(token):
+                            self._token = ""
+                            pos = end
+                            self._emit(scalar(token))
+                            continue
+                    if end > pos:
+                        if not self._grow_token(text, pos, end):
+                            return
+                        pos = end
+                        if pos >= n:
+                            return
+                else:
+                    m = TOKEN_RUN.match(text, pos, n)
+                    if m is not None and m.end() < n and self._stack and self._long is None:
+                        # A number cut by the last delta ends here: read it directly.
+                        token = self._token + m.group()
+                        if NUMBER_LANE.fullmatch(token) is not None:
+                            self._token = ""
+                            pos = m.end()
+                            self._emit(scalar(token))
+                            continue
+                    if m is not None:
+                        if not self._grow_token(text, pos, m.end()):
+                            return
                         pos = m.end()
-                        self._emit(scalar(token))
-                        continue
-                if m is not None:
-                    if not self._grow_token(text, pos, m.end()):
-                        return
-                    pos = m.end()
-                    if pos >= n:
-                        return
+                        if pos >= n:
+                            return
                 if not self._end_token(text, pos):
                     return
 
@@ -1284,6 +1377,80 @@ class ArgumentAssembler:
             else:  # _ERROR: unreachable, feed() refuses first
                 return
 
+    # -- the compiled build's lanes (character loops) ---------------------------------------
+
+    def _items(self, top: list[Any], text: str, pos: int, n: int) -> int:
+        """``ARRAY_LANE``'s loop, read by character: the items after the comma at ``pos``
+        that the delta holds whole, each in one step. Returns where the machine goes on
+        (a comma, or what follows the last item read), or -1 when the delta ended in the
+        beginning of a number, where the machine's state is then set."""
+        rec = self._rec
+        while True:
+            start, end = item_spans(text, pos, n)
+            if start < 0:
+                return pos
+            if end < 0:
+                # The delta ends in a comma and (the start of) the next number: go
+                # straight to where the machine would be.
+                return -1 if self._array_tail(text[start:n], start, pos) else pos
+            value = lane_value(text[start:end])
+            if rec is not None:
+                rec.assigned(top, None, value)
+            top.append(value)
+            pos = end
+
+    def _members(self, top: dict[str, Any], text: str, pos: int, n: int) -> int:
+        """``OBJECT_LANE``'s loop, read by character: the members after the comma at
+        ``pos``, each as far as the delta holds it, in one step. Returns where the machine
+        goes on: ``pos`` itself when no member was read (the comma is the machine's)."""
+        rec = self._rec
+        while text[pos] == ",":
+            start = ws_end(text, pos + 1, n)
+            if start >= n or text[start] != '"':
+                break
+            key_end, value_start, value_end = member_spans(text, start, n)
+            if key_end < 0:
+                break
+            key = text[start + 1 : key_end]
+            if key in top:
+                break  # a repeated key: the machine compares its value
+            if value_end < 0:  # the member goes on past the delta
+                self._member_begun(key, value_start >= 0)
+                return value_start if value_start >= 0 else key_end + 1
+            value = lane_value(text[value_start:value_end])
+            if rec is not None:
+                rec.assigned(top, key, value)
+            top[key] = value
+            pos = value_end
+        return pos
+
+    def _member(self, text: str, pos: int, n: int) -> int:
+        """``KEY_MEMBER``'s step, read by character: the member whose key opens at
+        ``pos``, as far as the delta holds it. Returns where the machine goes on, or -1
+        when no member is there (or the machine failed on a repeated key)."""
+        key_end, value_start, value_end = member_spans(text, pos, n)
+        if key_end < 0:
+            return -1
+        key = text[pos + 1 : key_end]
+        top = self._stack[-1]
+        if key in top or self._match is not None:
+            if not self._key_again(key, pos + self._fed):
+                return -1
+            self._member_begun(key, False)
+            return key_end + 1  # its value is compared on the way
+        if value_end < 0:  # the member goes on past the delta
+            self._member_begun(key, value_start >= 0)
+            return value_start if value_start >= 0 else key_end + 1
+        # The whole member is in the delta: in one step.
+        value = lane_value(text[value_start:value_end])
+        if self._rec is not None:
+            self._rec.assigned(top, key, value)
+        top[key] = value
+        self._fresh = False
+        self._commas = 0
+        self._state = _AFTER
+        return value_end
+
     # -- helpers used by the machine ----------------------------------------------------------
 
     def _array_tail(self, number: str, start: int, comma: int) -> bool:
@@ -1304,7 +1471,7 @@ class ArgumentAssembler:
             self._state = _VALUE
         return True
 
-    def _member_begun(self, key: str, colon: str | None) -> None:
+    def _member_begun(self, key: str, colon: bool | str | None) -> None:
         """A member's key was read (and its colon, when ``colon``); its value comes next."""
         self._key = key
         self._commas = 0  # the comma before the key, if any, was a separator
@@ -1837,9 +2004,11 @@ class ArgumentAssembler:
         """Whether some continuation of ``token`` is a value here (so every prefix of a
         viable token is viable): a number that has overflowed a float past recall is not,
         unless, in a container, it may still be an unquoted UUID (``123e4567-...``)."""
-        pattern = INNER_VIABLE if self._stack else TOP_VIABLE
-        if pattern.fullmatch(token) is None:
-            return False
+        if not (COMPILED and number_prefix_end(token, 0, len(token)) == len(token)):
+            # (the beginning of a number is viable in both patterns)
+            pattern = INNER_VIABLE if self._stack else TOP_VIABLE
+            if pattern.fullmatch(token) is None:
+                return False
         if ("e" in token or "E" in token) and overflows(token):
             return bool(self._stack) and UUID_VIABLE.fullmatch(token) is not None
         return True
@@ -1934,7 +2103,8 @@ class ArgumentAssembler:
             self._fail(text, pos, _not_a_value(token), self._token_expected())
             return False
         self._token = ""
-        self._note_token(token, found)
+        if found[1] is not None:
+            self._note_token(token, found)
         self._emit(found[0])
         return True
 
