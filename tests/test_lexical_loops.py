@@ -189,6 +189,26 @@ def test_the_machine_reads_any_text_the_same_with_the_loops(text: str, points: l
     assert_loops_agree(text, points)
 
 
+string_bodies = st.lists(
+    st.sampled_from(["a b", "\\n", "\\t", '\\"', "\\\\", "\\/", "\\x", "\x01", "é", "\\u00e9"])
+    | st.sampled_from(["\ud83d", "\ude00", "\n", "'", "\\", '"']),
+    max_size=10,
+).map("".join)
+
+
+@MACHINE
+@given(
+    body=string_bodies,
+    key=st.sampled_from(["content", "path", "k"]),
+    quote=st.sampled_from(['"', "'"]),
+    points=POINTS,
+)
+def test_the_machine_reads_strings_the_same_with_the_loops(
+    body: str, key: str, quote: str, points: list[int]
+) -> None:
+    assert_loops_agree(f'{{"{key}": {quote}{body}{quote}, "n": 1}}', points)
+
+
 def test_the_copies_read_as_they_say() -> None:
     assert import_module("streamrepair_loops.syntax.assembler").COMPILED
     assert not import_module("streamrepair_pure.syntax.assembler").COMPILED

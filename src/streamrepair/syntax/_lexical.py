@@ -90,10 +90,15 @@ UUID_PREFIX = (
     r"[0-9a-fA-F]{0,4}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{0,4}|"
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{0,12}"
 )
-LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
-PY_LITERALS: dict[str, Any] = {"True": True, "False": False, "None": None}
+LITERALS: Final[dict[str, Any]] = {"true": True, "false": False, "null": None}
+PY_LITERALS: Final[dict[str, Any]] = {"True": True, "False": False, "None": None}
 # Any letter case of a JSON or Python literal spells that literal (FALSE, Null, none).
-CASELESS_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None, "none": None}
+CASELESS_LITERALS: Final[dict[str, Any]] = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "none": None,
+}
 LITERAL_PREFIX = (
     "(?i:"
     + "|".join(
@@ -112,7 +117,7 @@ REFUSED_WORDS: Final = frozenset({"nan", "inf", "infinity", "undefined", "nil"})
 # A number whose exponent can only grow: more digits never bring it back in range.
 _POSITIVE_EXPONENT: Final = re.compile(r"[eE]\+?[0-9]+")
 
-ESCAPES = {
+ESCAPES: Final = {
     '"': '"',
     "\\": "\\",
     "/": "/",
@@ -134,7 +139,7 @@ LITERAL_CONTROLS: Final = str.maketrans(
 )
 # json's C string decoder (typeshed does not declare it): (text, index) -> (decoded, end).
 scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")  # noqa: B009
-CONTROL_NAMES = {"\n": "newline", "\r": "carriage return", "\t": "tab"}
+CONTROL_NAMES: Final = {"\n": "newline", "\r": "carriage return", "\t": "tab"}
 # The last word of a key that names a file system path (file_path, filePath, dir, cwd).
 _KEY_WORDS: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 PATH_WORDS: Final = frozenset(

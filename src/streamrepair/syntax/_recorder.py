@@ -24,7 +24,7 @@ an old snapshot from the live value.
 from __future__ import annotations
 
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..events import DeferredPreview
 from .changes import (
@@ -42,10 +42,10 @@ from .changes import (
 if TYPE_CHECKING:
     from .assembler import ArgumentAssembler
 
-_new = tuple.__new__
-_OBJECT = ValueKind.OBJECT
-_ARRAY = ValueKind.ARRAY
-_STRING = ValueKind.STRING
+_new: Final = tuple.__new__
+_OBJECT: Final = ValueKind.OBJECT
+_ARRAY: Final = ValueKind.ARRAY
+_STRING: Final = ValueKind.STRING
 
 
 class ChangeRecorder:

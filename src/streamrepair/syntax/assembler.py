@@ -598,6 +598,8 @@ class ArgumentAssembler:
             if code < 0x20 or 0xD800 <= code < 0xE000:
                 return None  # a control character or a surrogate half: the machine's
             head = chr(code)
+        if COMPILED and "\\u" not in text:
+            return self._escapes(text, skip, head)
         body = text[skip:] if skip else text
         escaped = "\\u" in body
         if escaped and CONTROL_U.search(body) is not None:
@@ -643,6 +645,43 @@ class ArgumentAssembler:
         if cut == _UNICODE:
             self._hex = cut_hex
         return piece, skip + whole
+
+    def _escapes(self, text: str, pos: int, head: str) -> tuple[str, int] | None:
+        """What :meth:`_simple_escapes` reads from ``pos`` on (after ``head``, the escape the
+        delta began inside, decoded), read by character, for text with no ``\\u`` escape
+        (the compiled build: json's C decoder costs more to call than a loop over a
+        delta's characters)."""
+        n = len(text)
+        piece = head  # (grown in place: each piece is a delta's few characters)
+        cut = _STRING
+        while True:
+            end = plain_end(text, pos, n, 34)
+            if end > pos:
+                piece += text[pos:end]
+                pos = end
+            if pos >= n or text[pos] == '"':
+                break  # the end of the delta, or the closing quote: the machine's
+            if text[pos] != "\\":
+                return None  # a control character or a surrogate: the machine's
+            if pos + 1 == n:  # an escape cut by the end of the delta: left open
+                cut = _ESCAPE
+                pos = n
+                break
+            decoded = ESCAPES.get(text[pos + 1])
+            if decoded is None:
+                return None  # an invalid escape: the machine's
+            piece += decoded
+            pos += 2
+        if not self._str_flags & _CONTROL_ESCAPE:
+            # Nothing raw reaches here: a control character in the piece was an escape.
+            size = len(piece)
+            i = 0
+            while i < size and ord(piece[i]) >= 32:
+                i += 1
+            if i < size:
+                self._control_escape(piece[:i])
+        self._state = cut
+        return piece, pos
 
     def preview(self, *, live: bool = False) -> Any:
         """The value as far as it has arrived, for live display.
