@@ -80,6 +80,25 @@ def test_number_loops_keep_the_lanes_bounds() -> None:
             check_numbers(text, [(0, n), (1, n), (0, n - 1), (2, n)])
 
 
+scalars = st.from_regex(
+    r"\A(?:-?(?:0|[1-9][0-9]{0,30})(?:\.[0-9]{1,10})?(?:[eE][+-]?[0-9]{1,2})?|true|false|null)\Z"
+)
+
+
+@settings(max_examples=300)
+@given(scalars)
+@example("-0")
+@example("123456789012345678")
+@example("1234567890123456789")
+@example("-" + "9" * 20)
+def test_scalar_values_match(token: str) -> None:
+    expected = lx.scalar(token)
+    for got in (lx.scalar_value(token), lx.item_value(f"[{token}]", 1, len(token) + 1)):
+        assert type(got) is type(expected)
+        assert got == expected
+    assert lx.item_value(f'["{token}"]', 1, len(token) + 3) == lx.lane_value(f'"{token}"')
+
+
 @settings(max_examples=150)
 @given(texts)
 def test_run_loops_match_the_patterns(text: str) -> None:

@@ -13,9 +13,13 @@ import math
 import re
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..results import RepairKind
+
+if TYPE_CHECKING:
+    # The compiled build's 64-bit integers (docs/build.md); plain ints when interpreted.
+    from mypy_extensions import i64
 
 #: Most digits an integer may have (Python's default int limit, so ``json.loads`` under
 #: the default setting agrees). The verdict never depends on ``sys.set_int_max_str_digits``:
@@ -269,7 +273,7 @@ def _compiled() -> bool:
 COMPILED: Final = _compiled()
 
 
-def ws_end(text: str, pos: int, n: int) -> int:
+def ws_end(text: str, pos: i64, n: i64) -> i64:
     """Where the whitespace at ``pos`` ends (``WS``)."""
     while pos < n:
         c = ord(text[pos])
@@ -279,7 +283,7 @@ def ws_end(text: str, pos: int, n: int) -> int:
     return pos
 
 
-def plain_end(text: str, pos: int, n: int, quote: int) -> int:
+def plain_end(text: str, pos: i64, n: i64, quote: i64) -> i64:
     """Where the plain string characters at ``pos`` end (``DQ_RUN`` for the quote 34,
     ``SQ_RUN`` for 39): at the quote, a backslash, a control character or a surrogate."""
     while pos < n:
@@ -290,9 +294,11 @@ def plain_end(text: str, pos: int, n: int, quote: int) -> int:
     return pos
 
 
-def digits_end(text: str, pos: int, n: int, most: int) -> int:
+def digits_end(text: str, pos: i64, n: i64, most: i64) -> i64:
     """Where the run of at most ``most`` ASCII digits at ``pos`` ends."""
-    end = min(n, pos + most)
+    end = pos + most
+    if end > n:
+        end = n
     while pos < end:
         c = ord(text[pos])
         if c < 48 or c > 57:
@@ -301,7 +307,7 @@ def digits_end(text: str, pos: int, n: int, most: int) -> int:
     return pos
 
 
-def number_end(text: str, pos: int, n: int, lane: bool) -> int:
+def number_end(text: str, pos: i64, n: i64, lane: bool) -> i64:
     """Where the JSON number at ``pos`` ends (its longest reading), or -1 when none
     begins there. With ``lane``, as the lanes' ``SCALAR`` reads one: at most 100 digits
     before and after the point and 2 in the exponent (the caller then finds a digit where
@@ -332,7 +338,7 @@ def number_end(text: str, pos: int, n: int, lane: bool) -> int:
     return pos
 
 
-def number_prefix_end(text: str, pos: int, n: int) -> int:
+def number_prefix_end(text: str, pos: i64, n: i64) -> i64:
     """Where the longest beginning of a number at ``pos`` ends (``NUMBER_PREFIX_LONGEST``):
     ``-``, ``12.``, ``1e+`` and ``""`` begin one."""
     if pos < n and text[pos] == "-":
@@ -359,14 +365,14 @@ def number_prefix_end(text: str, pos: int, n: int) -> int:
     return pos
 
 
-def _word_at(text: str, pos: int, n: int, word: str) -> bool:
+def _word_at(text: str, pos: i64, n: i64, word: str) -> bool:
     size = len(word)
     if pos + size > n:
         return False
     return all(ord(text[pos + i]) == ord(word[i]) for i in range(size))
 
 
-def scalar_end(text: str, pos: int, n: int) -> int:
+def scalar_end(text: str, pos: i64, n: i64) -> i64:
     """Where the lanes' ``SCALAR`` at ``pos`` ends, or -1 when none begins there."""
     c = ord(text[pos])
     if c == 116:  # t
@@ -378,7 +384,7 @@ def scalar_end(text: str, pos: int, n: int) -> int:
     return number_end(text, pos, n, True)
 
 
-def separator_follows(text: str, pos: int, n: int) -> bool:
+def separator_follows(text: str, pos: i64, n: i64) -> bool:
     """Whether whitespace and then ``,``, ``]`` or ``}`` follow ``pos`` in the text (the
     lookahead after a lane's value)."""
     pos = ws_end(text, pos, n)
@@ -388,7 +394,7 @@ def separator_follows(text: str, pos: int, n: int) -> bool:
     return c == 44 or c == 93 or c == 125  # , ] }
 
 
-def value_end(text: str, pos: int, n: int) -> int:
+def value_end(text: str, pos: i64, n: i64) -> i64:
     """Where the whole lane value at ``pos`` ends (a plain string, quotes included, or a
     scalar, followed by a separator in the text), or -1."""
     if pos >= n:
@@ -405,7 +411,7 @@ def value_end(text: str, pos: int, n: int) -> int:
     return end if separator_follows(text, end, n) else -1
 
 
-def item_spans(text: str, pos: int, n: int) -> tuple[int, int]:
+def item_spans(text: str, pos: i64, n: i64) -> tuple[i64, i64]:
     """An array's next item after a comma at ``pos``, as ``ARRAY_LANE`` reads it:
     ``(start, end)`` of a whole item (a plain string, quotes included, or a scalar,
     followed by a separator in the text); ``(start, -1)`` when the text ends in the
@@ -424,7 +430,7 @@ def item_spans(text: str, pos: int, n: int) -> tuple[int, int]:
     return -1, -1
 
 
-def member_spans(text: str, pos: int, n: int) -> tuple[int, int, int]:
+def member_spans(text: str, pos: i64, n: i64) -> tuple[i64, i64, i64]:
     """An object's member at the opening quote of its key at ``pos``, as ``KEY_MEMBER``
     reads it: ``(key_end, value_start, value_end)``, where ``key_end`` is the key's
     closing quote (-1: no member here, the key is not plain text closed in the text),
@@ -439,6 +445,35 @@ def member_spans(text: str, pos: int, n: int) -> tuple[int, int, int]:
         return key_end, -1, -1
     start = ws_end(text, at + 1, n)
     return key_end, start, value_end(text, start, n)
+
+
+def item_value(text: str, start: i64, end: i64) -> Any:
+    """The value of the lane's item ``text[start:end]`` (a plain string with its quotes,
+    or a scalar): what ``lane_value`` gives, as the compiled build computes it."""
+    if text[start] == '"':
+        return text[start + 1 : end - 1]
+    return scalar_value(text[start:end])
+
+
+def scalar_value(token: str) -> Any:
+    """What ``scalar`` gives, as the compiled build computes it: a literal by its first
+    letter, an integer of up to 18 digits from its digits (int() parses a string in a
+    more general way, at a cost that dwarfs a short number's)."""
+    c = ord(token[0])
+    if c == 116 or c == 102 or c == 110:  # t f n: the only words a lane reads
+        return LITERALS[token]
+    n = len(token)
+    if n > 18:
+        return scalar(token)
+    i = 1 if c == 45 else 0  # -
+    value = 0
+    while i < n:
+        c = ord(token[i])
+        if c < 48 or c > 57:
+            return float(token)  # a point or an exponent
+        value = value * 10 + c - 48
+        i += 1
+    return -value if token[0] == "-" else value
 
 
 def grows_by_digits(token: str) -> bool:
@@ -459,7 +494,7 @@ def grows_by_digits(token: str) -> bool:
     return pos == n
 
 
-def token_end(text: str, pos: int, n: int) -> int:
+def token_end(text: str, pos: i64, n: i64) -> i64:
     """Where the token characters at ``pos`` end (``TOKEN_RUN``: letters, digits, ``_``,
     ``.``, ``+`` and ``-``)."""
     while pos < n:

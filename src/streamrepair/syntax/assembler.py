@@ -130,6 +130,7 @@ from ._lexical import (
     digits_end,
     grows_by_digits,
     item_spans,
+    item_value,
     lane_value,
     long_integer,
     member_spans,
@@ -141,6 +142,7 @@ from ._lexical import (
     plain_end,
     scalar,
     scalar_end,
+    scalar_value,
     scanstring,
     token_end,
     ws_end,
@@ -652,12 +654,12 @@ class ArgumentAssembler:
         (the compiled build: json's C decoder costs more to call than a loop over a
         delta's characters)."""
         n = len(text)
-        piece = head  # (grown in place: each piece is a delta's few characters)
+        pieces = [head]
         cut = _STRING
         while True:
             end = plain_end(text, pos, n, 34)
             if end > pos:
-                piece += text[pos:end]
+                pieces.append(text[pos:end])
                 pos = end
             if pos >= n or text[pos] == '"':
                 break  # the end of the delta, or the closing quote: the machine's
@@ -667,11 +669,27 @@ class ArgumentAssembler:
                 cut = _ESCAPE
                 pos = n
                 break
-            decoded = ESCAPES.get(text[pos + 1])
-            if decoded is None:
-                return None  # an invalid escape: the machine's
-            piece += decoded
+            escape = ord(text[pos + 1])  # (ESCAPES, without a dict to look each up in)
+            if escape == 110:  # \n
+                pieces.append("\n")
+            elif escape == 34:  # \"
+                pieces.append('"')
+            elif escape == 92:  # \\
+                pieces.append("\\")
+            elif escape == 116:  # \t
+                pieces.append("\t")
+            elif escape == 47:  # \/
+                pieces.append("/")
+            elif escape == 114:  # \r
+                pieces.append("\r")
+            elif escape == 98:  # \b
+                pieces.append("\b")
+            elif escape == 102:  # \f
+                pieces.append("\f")
+            else:
+                return None  # an invalid escape, or \u: the machine's
             pos += 2
+        piece = "".join(pieces)
         if not self._str_flags & _CONTROL_ESCAPE:
             # Nothing raw reaches here: a control character in the piece was an escape.
             size = len(piece)
@@ -1137,7 +1155,7 @@ class ArgumentAssembler:
                         if 0 <= end < n and ord(text[end]) in (32, 9, 10, 13, 44, 93, 125):
                             start = pos
                             pos = end
-                            self._emit(scalar(text[start:end]))
+                            self._emit(scalar_value(text[start:end]))
                             continue
                     else:
                         m = WHOLE_SCALAR.match(text, pos, n)
@@ -1237,7 +1255,7 @@ class ArgumentAssembler:
                         if number_end(token, 0, len(token), True) == len(token):
                             self._token = ""
                             pos = end
-                            self._emit(scalar(token))
+                            self._emit(scalar_value(token))
                             continue
                     if end > pos:
                         if not self._grow_token(text, pos, end):
@@ -1432,7 +1450,7 @@ class ArgumentAssembler:
                 # The delta ends in a comma and (the start of) the next number: go
                 # straight to where the machine would be.
                 return -1 if self._array_tail(text[start:n], start, pos) else pos
-            value = lane_value(text[start:end])
+            value = item_value(text, start, end)
             if rec is not None:
                 rec.assigned(top, None, value)
             top.append(value)
@@ -1456,7 +1474,7 @@ class ArgumentAssembler:
             if value_end < 0:  # the member goes on past the delta
                 self._member_begun(key, value_start >= 0)
                 return value_start if value_start >= 0 else key_end + 1
-            value = lane_value(text[value_start:value_end])
+            value = item_value(text, value_start, value_end)
             if rec is not None:
                 rec.assigned(top, key, value)
             top[key] = value
@@ -1471,7 +1489,7 @@ class ArgumentAssembler:
         if key_end < 0:
             return -1
         key = text[pos + 1 : key_end]
-        top = self._stack[-1]
+        top: dict[str, Any] = self._stack[-1]
         if key in top or self._match is not None:
             if not self._key_again(key, pos + self._fed):
                 return -1
@@ -1481,7 +1499,7 @@ class ArgumentAssembler:
             self._member_begun(key, value_start >= 0)
             return value_start if value_start >= 0 else key_end + 1
         # The whole member is in the delta: in one step.
-        value = lane_value(text[value_start:value_end])
+        value = item_value(text, value_start, value_end)
         if self._rec is not None:
             self._rec.assigned(top, key, value)
         top[key] = value
@@ -1644,7 +1662,8 @@ class ArgumentAssembler:
         elif self._slot:
             top[-1] = value  # the open string a preview showed
         else:
-            top.append(value)
+            items: list[Any] = top  # (a list: typed, the compiled build appends directly)
+            items.append(value)
         self._slot = False
         self._state = _AFTER
 
@@ -1778,7 +1797,8 @@ class ArgumentAssembler:
 
     def _open_string(self, quote: str, is_key: bool, pos: int) -> None:
         self._quote = quote
-        self._run_match = DQ_RUN.match if quote == '"' else SQ_RUN.match
+        if not COMPILED:  # (the compiled build reads the runs by character)
+            self._run_match = DQ_RUN.match if quote == '"' else SQ_RUN.match
         self._is_key = is_key
         self._str_parts = []
         self._str_start = 0
