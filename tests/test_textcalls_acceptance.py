@@ -466,6 +466,10 @@ REFUSES.update(
         "vllm/lfm2/nested_same_quotes": frozenset({"bash"}),
         "vllm/lfm2/leading_zero_ints": frozenset({"set_date"}),
         "vllm/lfm2/set_argument": frozenset({"label"}),
+        # a key written twice with different values: Ollama keeps the last; refused here
+        # (issue 21: which one the model meant is a guess; the guidance asks for each key
+        # once)
+        "ollama/glm46/duplicate_key": frozenset({"test-function"}),
     }
 )
 
