@@ -38,7 +38,7 @@ if _typing.TYPE_CHECKING:
     )
     from .chat import ChatRelay
     from .fixes import RequestFixes, fix_request, referenced_calls
-    from .metrics import MAX_LABEL_VALUES, ProxyMetrics
+    from .metrics import MAX_LABEL_CHARS, MAX_LABEL_VALUES, ProxyMetrics
     from .progressive import FIELDS_CACHE_SIZE, ProgressiveArguments, streamable_fields
     from .relay import (
         MAX_HELD_EVENTS,
@@ -61,14 +61,25 @@ if _typing.TYPE_CHECKING:
     )
     from .responses import ResponsesRelay
     from .store import (
+        DEFAULT_BREAKER_COOLDOWN,
+        DEFAULT_BREAKER_THRESHOLD,
         DEFAULT_MAX_CHARS,
         DEFAULT_MAX_ENTRIES,
+        DEFAULT_STORE_TIMEOUT,
         DEFAULT_TTL,
+        MEMO_FIXES,
+        UNAVAILABLE_FIXES_HEADER,
+        BreakerState,
+        CircuitBreaker,
         MemoryStore,
         RedisStore,
         StateStore,
+        StoreLookup,
+        StoreStats,
+        StoreStatus,
         memo_key,
         open_store,
+        unavailable_fixes,
     )
     from .upstream import (
         DECODABLE_ENCODINGS,
@@ -109,6 +120,18 @@ _EXPORTS: dict[str, str] = {
     "RequestFixes": "fixes",
     "ResponsesRelay": "responses",
     "StateStore": "store",
+    "DEFAULT_BREAKER_COOLDOWN": "store",
+    "DEFAULT_BREAKER_THRESHOLD": "store",
+    "DEFAULT_STORE_TIMEOUT": "store",
+    "MEMO_FIXES": "store",
+    "UNAVAILABLE_FIXES_HEADER": "store",
+    "BreakerState": "store",
+    "CircuitBreaker": "store",
+    "StoreLookup": "store",
+    "StoreStats": "store",
+    "StoreStatus": "store",
+    "unavailable_fixes": "store",
+    "MAX_LABEL_CHARS": "metrics",
     "argument_text": "relay",
     "closing_stop": "relay",
     "compact_json": "relay",
@@ -137,25 +160,33 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "DECODABLE_ENCODINGS",
+    "DEFAULT_BREAKER_COOLDOWN",
+    "DEFAULT_BREAKER_THRESHOLD",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_ENTRIES",
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_READ_TIMEOUT",
+    "DEFAULT_STORE_TIMEOUT",
     "DEFAULT_TTL",
     "FIELDS_CACHE_SIZE",
     "FIXES_HEADER",
     "MAX_HELD_EVENTS",
+    "MAX_LABEL_CHARS",
     "MAX_LABEL_VALUES",
+    "MEMO_FIXES",
     "NOTICE_PREFIX",
     "STREAM_ARGUMENTS_HEADER",
     "TEXT_CALLS_HEADER",
+    "UNAVAILABLE_FIXES_HEADER",
     "AiohttpUpstream",
     "AnthropicRelay",
     "ApiProtocol",
     "ArgumentEmitter",
+    "BreakerState",
     "CallMemo",
     "ChatRelay",
+    "CircuitBreaker",
     "HeldArguments",
     "HttpxUpstream",
     "MemoryStore",
@@ -167,6 +198,9 @@ __all__ = [
     "RequestFixes",
     "ResponsesRelay",
     "StateStore",
+    "StoreLookup",
+    "StoreStats",
+    "StoreStatus",
     "UpstreamClient",
     "UpstreamResponse",
     "argument_text",
@@ -187,6 +221,7 @@ __all__ = [
     "rewrite_body",
     "sse_event",
     "streamable_fields",
+    "unavailable_fixes",
     "usable_tools",
     "with_schemas",
 ]

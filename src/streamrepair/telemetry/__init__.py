@@ -26,12 +26,14 @@ if _typing.TYPE_CHECKING:
     from .record import (
         ARGUMENTS_ENV,
         CALL_OUTCOMES,
+        MAX_FIELD_CHARS,
         OTEL_ENV,
         TELEMETRY_ENV,
         Outcome,
         TelemetryRecord,
         default_telemetry_path,
         flag_from_env,
+        shorten,
         telemetry_path_from_env,
     )
     from .stats import (
@@ -48,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "ARGUMENTS_ENV": "record",
     "CALL_OUTCOMES": "record",
     "LogReader": "stats",
+    "MAX_FIELD_CHARS": "record",
     "MAX_GROUPS": "stats",
     "MAX_LINE_BYTES": "stats",
     "MAX_PENDING_CALLS": "stats",
@@ -63,12 +66,14 @@ _EXPORTS: dict[str, str] = {
     "default_telemetry_path": "record",
     "flag_from_env": "record",
     "metrics_from_env": "otel",
+    "shorten": "record",
     "telemetry_path_from_env": "record",
 }
 
 __all__ = [
     "ARGUMENTS_ENV",
     "CALL_OUTCOMES",
+    "MAX_FIELD_CHARS",
     "MAX_GROUPS",
     "MAX_LINE_BYTES",
     "MAX_PENDING_CALLS",
@@ -85,6 +90,7 @@ __all__ = [
     "default_telemetry_path",
     "flag_from_env",
     "metrics_from_env",
+    "shorten",
     "telemetry_path_from_env",
 ]
 
