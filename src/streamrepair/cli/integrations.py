@@ -128,7 +128,12 @@ def register(subparsers: Any) -> None:
     install.set_defaults(handler=_run_install, scope="user")
 
     stats = subparsers.add_parser("stats", help="summarize a telemetry log per model and per rule")
-    stats.add_argument("file", nargs="?", metavar="FILE", help="the log (default: the hooks' log)")
+    stats.add_argument(
+        "file",
+        nargs="?",
+        metavar="FILE",
+        help="the log, read with its rotated files FILE.1, FILE.2, ... (default: the hooks' log)",
+    )
     stats.add_argument("--html", metavar="OUT", help="also write a one-page HTML report to OUT")
     stats.add_argument("--json", action="store_true", help="print the summary as JSON")
     stats.set_defaults(handler=_run_stats)
@@ -336,7 +341,7 @@ def _run_stats(args: argparse.Namespace) -> int:
     reader = LogReader()
     builder = StatsBuilder()
     try:
-        for record in reader.read_file(path):
+        for record in reader.read_log(path):
             builder.add(record)
     except OSError as exc:
         print(f"streamrepair stats: cannot read {path}: {exc}", file=sys.stderr)

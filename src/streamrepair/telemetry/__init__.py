@@ -1,7 +1,8 @@
 """Per-call repair telemetry: one JSON line per tool call, and what a log says per model.
 
 * :mod:`.record`: :class:`TelemetryRecord` (what one call did) and where the log lives;
-* :mod:`.log`: :class:`TelemetryLog`, the writer (best effort, one ``write()`` per line);
+* :mod:`.log`: :class:`TelemetryLog`, the writer (best effort, one ``write()`` per line,
+  rotated by size: :class:`LogRotation`);
 * :mod:`.stats`: :class:`LogReader` and :class:`StatsBuilder` (``streamrepair stats``);
 * :mod:`.otel`: :class:`OTelMetrics`, optional OpenTelemetry counters.
 
@@ -17,6 +18,11 @@ from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
     from .log import (
+        BACKUPS_ENV,
+        DEFAULT_LOG_BACKUPS,
+        DEFAULT_LOG_MAX_BYTES,
+        MAX_BYTES_ENV,
+        LogRotation,
         TelemetryLog,
     )
     from .otel import (
@@ -48,6 +54,11 @@ if _typing.TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "ARGUMENTS_ENV": "record",
+    "BACKUPS_ENV": "log",
+    "DEFAULT_LOG_BACKUPS": "log",
+    "DEFAULT_LOG_MAX_BYTES": "log",
+    "LogRotation": "log",
+    "MAX_BYTES_ENV": "log",
     "CALL_OUTCOMES": "record",
     "LogReader": "stats",
     "MAX_FIELD_CHARS": "record",
@@ -72,7 +83,11 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "ARGUMENTS_ENV",
+    "BACKUPS_ENV",
     "CALL_OUTCOMES",
+    "DEFAULT_LOG_BACKUPS",
+    "DEFAULT_LOG_MAX_BYTES",
+    "MAX_BYTES_ENV",
     "MAX_FIELD_CHARS",
     "MAX_GROUPS",
     "MAX_LINE_BYTES",
@@ -80,6 +95,7 @@ __all__ = [
     "OTEL_ENV",
     "TELEMETRY_ENV",
     "LogReader",
+    "LogRotation",
     "ModelStats",
     "OTelMetrics",
     "Outcome",
