@@ -526,6 +526,7 @@ def table(phases: list[Phase]) -> str:
     ]
     for p in phases:
         base = direct.get((p.mode, p.clients))
+        failed = p.errors or p.problems["unfinished"]
         ratio = added = ""
         if base is not None and p.target != "direct" and base.ttfb and p.ttfb:
             ratio = f"{p.percentile(0.5) / base.percentile(0.5):.1f}x"
@@ -534,9 +535,16 @@ def table(phases: list[Phase]) -> str:
             f"| {p.mode} | {p.clients} | {p.target} | {p.completed} | {p.errors} "
             f"| {p.problems['unfinished']} | {p.problems['corrupted']} "
             f"| {_ms(p.percentile(0.5))} | {_ms(p.percentile(0.95))} "
-            f"| {ratio} | {added} | {_us(p.cpu_per_event)} | {p.wall:.1f} | {p.load:.1f} |"
+            f"| {ratio} | {added} | {_us(p.cpu_per_event)}{'*' if failed else ''} "
+            f"| {p.wall:.1f} | {p.load:.1f} |"
         )
     return "\n".join(lines)
+
+
+FOOTNOTE = (
+    "\\*: some requests failed or were left unfinished; the CPU they used is counted and "
+    "their events are not, so the figure is too high."
+)
 
 
 def ratios(phases: list[Phase]) -> list[str]:
@@ -558,9 +566,9 @@ def ratios(phases: list[Phase]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="50,200,500", help="concurrent clients per phase")
+    parser.add_argument("--sizes", help="concurrent clients per phase (50,200,500)")
     parser.add_argument("--requests", type=int, default=2, help="requests per client")
-    parser.add_argument("--events", type=int, default=60, help="about this many events/stream")
+    parser.add_argument("--events", type=int, help="about this many events a stream (60)")
     parser.add_argument("--pace-ms", type=float, default=5.0, help="ms between paced events")
     parser.add_argument(
         "--first-token-ms",
@@ -574,8 +582,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="20 and 50 clients, short streams")
     parser.add_argument("--write-docs", action="store_true", help="update docs/performance.md")
     args = parser.parse_args()
-    if args.quick:
-        args.sizes, args.events = "20,50", 30
+    args.sizes = args.sizes or ("20,50" if args.quick else "50,200,500")
+    args.events = args.events or (30 if args.quick else 60)
     sizes = [int(s) for s in args.sizes.split(",")]
     modes = args.modes.split(",")
     names = [t for t in args.targets.split(",") if t]
@@ -639,13 +647,18 @@ def main() -> None:
     ended_load = os.getloadavg()
     text = table(phases)
     notes = ratios(phases)
-    problems = sorted({f"{p.target}: {dict(p.problems)}" for p in phases if p.problems})
+    problems = [
+        f"{p.target}, {p.mode}, {p.clients} clients: "
+        + ", ".join(f"{n} {kind}" for kind, n in p.problems.most_common())
+        for p in phases
+        if p.problems
+    ]
     print()
     print(text)
     for line in notes:
         print(line)
     for line in problems:
-        print("problems", line)
+        print("problems:", line)
     summary = (
         f"Run of {when} on {os.cpu_count()} cores shared with other work; load average "
         f"{started_load[0]:.1f} at the start, {ended_load[0]:.1f} at the end. Streams of "
@@ -662,8 +675,14 @@ def main() -> None:
             [
                 summary,
                 text,
+                FOOTNOTE,
                 "Paced against burst CPU per relayed event:\n\n"
                 + "\n".join(f"* {line}" for line in notes),
+                *(
+                    ["Problems:\n\n" + "\n".join(f"* {line}" for line in problems)]
+                    if problems
+                    else []
+                ),
             ]
         )
         write_section("bench_proxy_load", body)

@@ -2,12 +2,12 @@
 
 A real ``redis-server`` on loopback, the fake upstream of ``bench_proxy_load.py`` (one
 stream with a ``write_file`` call, in one write) and ``streamrepair serve --store ...``
-with its default deadline and breaker, each in its own process. One client sends
-``--requests`` requests one after the other; each request's history mentions a call the
-proxy sent before (so it looks memos up) and its answer carries a call (so it writes
-one). Four stores: the memory store, Redis answering, Redis frozen with ``SIGSTOP`` (it
-still accepts connections, so every call waits for its deadline) and Redis killed
-(connections refused). For each: the time of each of the first three requests, the
+with its default deadline and breaker, each in its own process. Four proxies, one per
+store: the memory store, Redis answering, Redis frozen with ``SIGSTOP`` (it still
+accepts connections, so every call waits for its deadline) and Redis killed (connections
+refused). One client sends ``--requests`` rounds of requests, one to each proxy in turn
+(so that all four meet the same load); each request's history mentions a call the proxy
+sent before (so it looks memos up) and its answer carries a call (so it writes one). For each: the time of each of the first three requests, the
 median of the rest, and what ``/healthz`` says at the end. No assertion is made
 (``tests/test_proxy_store.py`` checks the breaker's behaviour); ``--write-docs`` puts the
 results in docs/performance.md.
@@ -103,24 +103,27 @@ def proxy(upstream: str, store: str, workdir: Path) -> Iterator[str]:
             process.wait(15)
 
 
-def run(base: str, requests: int) -> tuple[list[float], str]:
+def run(bases: dict[str, str], requests: int) -> dict[str, tuple[list[float], str]]:
+    """``requests`` rounds, each one request to every proxy in turn (so that all meet the
+    same load); each request's time to the end of its body, and ``/healthz``'s store."""
     body = {"model": "burst", "stream": True, "tools": TOOLS, "messages": HISTORY}
-    times = []
+    times: dict[str, list[float]] = {name: [] for name in bases}
     with httpx.Client(timeout=30) as client:
         for _ in range(requests):
-            started = time.perf_counter()
-            with client.stream("POST", f"{base}/v1/chat/completions", json=body) as answer:
-                for _ in answer.iter_raw():
-                    pass
-                assert answer.status_code == 200, answer.status_code
-            times.append(time.perf_counter() - started)
-        health = client.get(f"{base}/healthz").json()
-    return times, str(health.get("store"))
+            for name, base in bases.items():
+                started = time.perf_counter()
+                with client.stream("POST", f"{base}/v1/chat/completions", json=body) as answer:
+                    for _ in answer.iter_raw():
+                        pass
+                    assert answer.status_code == 200, answer.status_code
+                times[name].append(time.perf_counter() - started)
+        health = {name: client.get(f"{base}/healthz").json() for name, base in bases.items()}
+    return {name: (times[name], str(health[name].get("store"))) for name in bases}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--requests", type=int, default=30)
+    parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     started_load = os.getloadavg()[0]
@@ -131,22 +134,27 @@ def main() -> None:
     )
     upstream_process.start()
     upstream = f"http://127.0.0.1:{parent.recv()}"
-    rows: dict[str, tuple[list[float], str]] = {}
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            workdir = Path(tmp)
-            with proxy(upstream, "memory", workdir) as base:
-                run(base, 3)  # warm-up
-                rows["memory"] = run(base, args.requests)
-            for state in ("answering", "frozen (SIGSTOP)", "dead (killed)"):
-                with redis_server() as (url, redis), proxy(upstream, url, workdir) as base:
-                    run(base, 3)  # warm-up: connections open, the breaker closed
-                    if state.startswith("frozen"):
-                        os.kill(redis.pid, signal.SIGSTOP)
-                    elif state.startswith("dead"):
-                        redis.kill()
-                        redis.wait(10)
-                    rows[f"Redis {state}"] = run(base, args.requests)
+        with contextlib.ExitStack() as stack:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            answering, _ = stack.enter_context(redis_server())
+            frozen, frozen_process = stack.enter_context(redis_server())
+            dead, dead_process = stack.enter_context(redis_server())
+            stores = {
+                "memory": "memory",
+                "Redis answering": answering,
+                "Redis frozen (SIGSTOP)": frozen,
+                "Redis dead (killed)": dead,
+            }
+            bases = {
+                name: stack.enter_context(proxy(upstream, store, workdir))
+                for name, store in stores.items()
+            }
+            run(bases, 3)  # warm-up: connections open, every breaker closed
+            os.kill(frozen_process.pid, signal.SIGSTOP)
+            dead_process.kill()
+            dead_process.wait(10)
+            rows = run(bases, args.requests)
     finally:
         upstream_process.terminate()
         upstream_process.join(5)
@@ -164,8 +172,8 @@ def main() -> None:
         )
     text = "\n".join(lines)
     summary = (
-        f"Run of {when}, load average {started_load:.1f}; {args.requests} requests one "
-        "after the other per store, each looking one memo up and writing one; the "
+        f"Run of {when}, load average {started_load:.1f}; {args.requests} rounds of one "
+        "request to each proxy in turn, each request looking one memo up and writing one; the "
         "store's defaults (0.25 s deadline, breaker open after 3 failures in a row, 5 s "
         "cool-down)."
     )

@@ -41,6 +41,9 @@ _HELP: Final = {
     "streamrepair_proxy_repairs_total": "Repair rules that fired on sent calls, by model and rule",
     "streamrepair_proxy_rejections_total": "Tool calls withheld, by model and reason",
     "streamrepair_proxy_request_fixes_total": "Request-side fixes applied, by fix",
+    "streamrepair_proxy_request_fixes_unavailable_total": (
+        "Request-side fixes a request did not get because the store was unavailable, by fix"
+    ),
     "streamrepair_proxy_upstream_errors_total": "Upstream failures, by kind",
     "streamrepair_proxy_client_disconnects_total": "Streams the client left before the end",
 }
