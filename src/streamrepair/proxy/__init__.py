@@ -53,6 +53,7 @@ if _typing.TYPE_CHECKING:
     from .memo import CallMemo as CallMemo
     from .memo import note_dicts as note_dicts
     from .memo import turn_memos as turn_memos
+    from .metrics import MAX_LABEL_CHARS as MAX_LABEL_CHARS
     from .metrics import MAX_LABEL_VALUES as MAX_LABEL_VALUES
     from .metrics import ProxyMetrics as ProxyMetrics
     from .relay import MAX_HELD_EVENTS as MAX_HELD_EVENTS
@@ -63,14 +64,25 @@ if _typing.TYPE_CHECKING:
     from .relay import with_schemas as with_schemas
     from .responses import ResponsesRelay as ResponsesRelay
     from .responses import notice_item as notice_item
+    from .store import DEFAULT_BREAKER_COOLDOWN as DEFAULT_BREAKER_COOLDOWN
+    from .store import DEFAULT_BREAKER_THRESHOLD as DEFAULT_BREAKER_THRESHOLD
     from .store import DEFAULT_MAX_CHARS as DEFAULT_MAX_CHARS
     from .store import DEFAULT_MAX_ENTRIES as DEFAULT_MAX_ENTRIES
+    from .store import DEFAULT_STORE_TIMEOUT as DEFAULT_STORE_TIMEOUT
     from .store import DEFAULT_TTL as DEFAULT_TTL
+    from .store import MEMO_FIXES as MEMO_FIXES
+    from .store import UNAVAILABLE_FIXES_HEADER as UNAVAILABLE_FIXES_HEADER
+    from .store import BreakerState as BreakerState
+    from .store import CircuitBreaker as CircuitBreaker
     from .store import MemoryStore as MemoryStore
     from .store import RedisStore as RedisStore
     from .store import StateStore as StateStore
+    from .store import StoreLookup as StoreLookup
+    from .store import StoreStats as StoreStats
+    from .store import StoreStatus as StoreStatus
     from .store import memo_key as memo_key
     from .store import open_store as open_store
+    from .store import unavailable_fixes as unavailable_fixes
     from .upstream import DECODABLE_ENCODINGS as DECODABLE_ENCODINGS
     from .upstream import AiohttpUpstream as AiohttpUpstream
     from .upstream import HttpxUpstream as HttpxUpstream
