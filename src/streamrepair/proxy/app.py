@@ -52,7 +52,13 @@ from .fixes import RequestFixes, fix_request, referenced_calls
 from .memo import CallMemo
 from .metrics import ProxyMetrics
 from .relay import Relay, usable_tools, with_schemas
-from .store import MemoryStore, StateStore, memo_key
+from .store import (
+    UNAVAILABLE_FIXES_HEADER,
+    MemoryStore,
+    StateStore,
+    memo_key,
+    unavailable_fixes,
+)
 from .upstream import (
     DECODABLE_ENCODINGS,
     AiohttpUpstream,
@@ -134,7 +140,7 @@ class _Proxy:
     ) -> None:
         self.config = config
         self.store = store
-        self.metrics = ProxyMetrics()
+        self.metrics = ProxyMetrics(store=store)
         self.transport = transport
         self.client: UpstreamClient | None = None
         base = config.upstream.rstrip("/")
@@ -281,6 +287,7 @@ class _Proxy:
             return self._finish_log(response, info, started)
         parsed: dict[str, Any] | None = None
         fixes = RequestFixes()
+        unavailable: tuple[str, ...] = ()
         if api is not None:
             try:
                 candidate = json.loads(body) if body else None
@@ -291,7 +298,7 @@ class _Proxy:
                 model = parsed.get("model")
                 info["model"] = model if isinstance(model, str) else ""
                 info["stream"] = parsed.get("stream") is True
-                fixes = await self._fix(request, api, parsed)
+                fixes, unavailable = await self._fix(request, api, parsed)
                 if fixes.body is not None:
                     body = json.dumps(fixes.body, ensure_ascii=False, separators=(",", ":")).encode(
                         "utf-8"
@@ -300,6 +307,12 @@ class _Proxy:
                     info["request_fixes"] = fixes.counts
                     for name, count in fixes.counts.items():
                         self.metrics.add("streamrepair_proxy_request_fixes_total", count, fix=name)
+                if unavailable:
+                    info["fixes_unavailable"] = list(unavailable)
+                    for name in unavailable:
+                        self.metrics.add(
+                            "streamrepair_proxy_request_fixes_unavailable_total", fix=name
+                        )
         assert self.client is not None, "the app's lifespan has not started"
         try:
             answer = await self.client.send(
@@ -334,6 +347,8 @@ class _Proxy:
         headers = [(k, v) for k, v in answer.headers if k.lower() not in drop]
         if fixes.counts:
             headers.append((FIXES_HEADER, fixes.header()))
+        if unavailable:
+            headers.append((UNAVAILABLE_FIXES_HEADER, ", ".join(unavailable)))
         if whole is not None:
             return await self._judge(request, whole, answer, headers, info, started)
         if relay is None:
@@ -345,19 +360,26 @@ class _Proxy:
         streaming.raw_headers = _raw(headers)
         return streaming
 
-    async def _fix(self, request: Request, api: Api, parsed: dict[str, Any]) -> RequestFixes:
+    async def _fix(
+        self, request: Request, api: Api, parsed: dict[str, Any]
+    ) -> tuple[RequestFixes, tuple[str, ...]]:
+        """The request-side fixes, and the fixes that needed a memo the store could not
+        give (it failed, timed out or its breaker is open: ``unavailable_fixes``)."""
         ids = referenced_calls(api.protocol, parsed)
         memos: dict[str, CallMemo] = {}
+        unavailable: tuple[str, ...] = ()
         if ids:
             credential = self._credential(request)
             keys = {memo_key(credential, call_id): call_id for call_id in ids}
-            found = await self.store.get(keys)
-            memos = {keys[k]: memo for k, memo in found.items()}
+            lookup = await self.store.lookup(keys)
+            memos = {keys[k]: memo for k, memo in lookup.found.items()}
+            if not lookup.available:
+                unavailable = unavailable_fixes(api.protocol, parsed)
         try:
-            return fix_request(api.protocol, parsed, memos)
+            return fix_request(api.protocol, parsed, memos), unavailable
         except Exception:  # never fail a request over a fix: send it as the client did
             _LOGGER.exception("request fix failed; forwarding the request unchanged")
-            return RequestFixes()
+            return RequestFixes(), unavailable
 
     def _text_calls(self, request: Request) -> str | None:
         """The text tool-call format for this request: its header, else the config's
