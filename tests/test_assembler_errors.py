@@ -31,6 +31,7 @@ from streamrepair.errors import (
     SSEDecodeError,
     SSEError,
     SSELimitError,
+    ServiceLimitError,
     StreamRepairError,
     UnansweredCallsError,
     UnsupportedChunkError,
@@ -185,6 +186,7 @@ def _errors() -> list[StreamRepairError]:
         UpstreamTimeout("ConnectTimeout"),
         UpstreamUnreachable("ClientConnectorError"),
         UpstreamBroken("ServerDisconnectedError"),
+        ServiceLimitError("busy", limit="upstream_connections", capacity=8, retry_after=2),
     ]
 
 

@@ -38,20 +38,21 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
-from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.responses import JSONResponse, Response
 
 from ..errors import UpstreamBroken, UpstreamTimeout, UpstreamUnreachable
 from ..providers.textcalls import TextCallFormat
+from ..telemetry.record import shorten
 from ._api import Api, openai_error
 from ._table import api_for
 from .config import ProxyConfig
 from .fixes import RequestFixes, fix_request, referenced_calls
+from .limits import Limits
 from .memo import CallMemo
-from .metrics import ProxyMetrics
+from .metrics import MAX_LABEL_CHARS, ProxyMetrics
 from .relay import Relay, usable_tools, with_schemas
+from .service import ServiceApp, StreamBody, Truncated
 from .store import (
     UNAVAILABLE_FIXES_HEADER,
     MemoryStore,
@@ -70,6 +71,8 @@ from .whole import judge_body, memos_of_response
 
 if TYPE_CHECKING:
     import httpx
+
+    from .workers import MetricsShare
 
 __all__ = [
     "FIXES_HEADER",
@@ -137,11 +140,13 @@ class _Proxy:
         config: ProxyConfig,
         store: StateStore,
         transport: httpx.AsyncBaseTransport | None,
+        limits: Limits,
     ) -> None:
         self.config = config
         self.store = store
         self.metrics = ProxyMetrics(store=store)
         self.transport = transport
+        self.limits = limits
         self.client: UpstreamClient | None = None
         base = config.upstream.rstrip("/")
         self.base = base
@@ -150,21 +155,21 @@ class _Proxy:
     # -- lifecycle -------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(self) -> AsyncIterator[None]:
         config = self.config
         client: UpstreamClient
         if self.transport is not None:
             client = HttpxUpstream(
                 connect_timeout=config.connect_timeout,
                 read_timeout=config.read_timeout,
-                max_connections=config.max_connections,
+                limits=self.limits,
                 transport=self.transport,
             )
         else:
             client = AiohttpUpstream(
                 connect_timeout=config.connect_timeout,
                 read_timeout=config.read_timeout,
-                max_connections=config.max_connections,
+                limits=self.limits,
             )
         self.client = client
         try:
@@ -184,11 +189,6 @@ class _Proxy:
             "active_streams": self.metrics.active_streams,
         }
         return JSONResponse(body, status_code=200 if store_ok else 503)
-
-    async def metrics_endpoint(self, request: Request) -> Response:
-        if not self._authorized(request):
-            return self._unauthorized(None)
-        return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4")
 
     # -- auth ------------------------------------------------------------------------------
 
@@ -213,6 +213,11 @@ class _Proxy:
     def _unauthorized(self, api: Api | None) -> Response:
         return _error(api, 401, "missing or wrong proxy token", "authentication_error")
 
+    def authorized(self, request: Request) -> Response | None:
+        """None when ``request`` may see the proxy's own pages (``/metrics``), else the
+        401 to answer it with."""
+        return None if self._authorized(request) else self._unauthorized(None)
+
     # -- forwarding ------------------------------------------------------------------------
 
     def _url(self, request: Request) -> str:
@@ -225,6 +230,9 @@ class _Proxy:
     def _headers(self, request: Request, api: Api | None) -> list[tuple[str, str]]:
         drop = set(_HOP_BY_HOP)
         drop.update((TEXT_CALLS_HEADER, STREAM_ARGUMENTS_HEADER))
+        # The server here answered Expect (100 Continue) and read the body: forwarded,
+        # the upstream client would hold the body back for a 100 that never comes.
+        drop.add("expect")
         extra: list[tuple[str, str]] = []
         if self.config.token is not None:
             _, where = self._presented(request)
@@ -296,7 +304,7 @@ class _Proxy:
             if isinstance(candidate, dict):
                 parsed = candidate
                 model = parsed.get("model")
-                info["model"] = model if isinstance(model, str) else ""
+                info["model"] = shorten(model, MAX_LABEL_CHARS) if isinstance(model, str) else ""
                 info["stream"] = parsed.get("stream") is True
                 fixes, unavailable = await self._fix(request, api, parsed)
                 if fixes.body is not None:
@@ -356,7 +364,7 @@ class _Proxy:
             stream = self._pass(answer, info, started, remember, request)
         else:
             stream = self._relay(request, relay, answer, parsed or {}, info, started)
-        streaming = StreamingResponse(stream, status_code=answer.status)
+        streaming = StreamBody(stream, answer.status, close=answer.aclose)
         streaming.raw_headers = _raw(headers)
         return streaming
 
@@ -449,7 +457,8 @@ class _Proxy:
         read: tuple[bytes, AsyncIterator[bytes], float | None] | None = None,
     ) -> AsyncIterator[bytes]:
         """The answer as the upstream sent it (``read``: the bytes already read, the
-        body's iterator they came from and when the first came)."""
+        body's iterator they came from and when the first came). A body the upstream cut
+        short raises :class:`~.service.Truncated` after its last byte."""
         sent = 0
         first: float | None = None
         held: list[bytes] = []  # a non-streaming body, kept until its memos are stored
@@ -483,6 +492,9 @@ class _Proxy:
             self.metrics.add("streamrepair_proxy_upstream_errors_total", kind="read")
             if held:
                 yield b"".join(held)  # what came before the break, as it came
+            # ended without its last chunk, so the client sees the body cut short (a
+            # clean end would pass a truncated body off as whole)
+            raise Truncated(exc.kind) from exc
         finally:
             with anyio.CancelScope(shield=True):
                 await answer.aclose()
@@ -517,7 +529,7 @@ class _Proxy:
                     stream = self._pass(
                         answer, info, started, read=(b"".join(parts), pieces, first)
                     )
-                    passing = StreamingResponse(stream, status_code=answer.status)
+                    passing = StreamBody(stream, answer.status, close=answer.aclose)
                     length = [(k, v) for k, v in answer.headers if k.lower() == "content-length"]
                     passing.raw_headers = _raw(headers + length)
                     return passing
@@ -638,6 +650,10 @@ class _Proxy:
         self._log(info, None, started, None, status=response.status_code)
         return response
 
+    def log_answer(self, response: Response, info: dict[str, Any], started: float) -> None:
+        """Count an answer the service gave for the handler (a refusal) and log it."""
+        self._finish_log(response, info, started)
+
     def _log(
         self,
         info: dict[str, Any],
@@ -714,20 +730,19 @@ def create_app(
     *,
     store: StateStore | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
-) -> Starlette:
-    """The proxy as an ASGI app (serve it with uvicorn: ``streamrepair serve``).
+    share: MetricsShare | None = None,
+) -> ServiceApp:
+    """The proxy as an ASGI app (serve it with uvicorn, on asyncio: ``streamrepair
+    serve``; ``service.py`` says what it guarantees around each request).
 
     ``store`` defaults to a :class:`~.store.MemoryStore`. ``transport`` (an
     ``httpx.AsyncBaseTransport``) makes the upstream client an httpx one on that
-    transport (tests, custom transports); without it the client is aiohttp's.
+    transport (tests, custom transports); without it the client is aiohttp's. ``share``
+    is for one of several workers (``workers.py``): ``/metrics`` then counts them all.
     """
-    proxy = _Proxy(config, store if store is not None else MemoryStore(), transport)
-    methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
-    routes = [
-        Route("/healthz", proxy.healthz, methods=["GET"]),
-        Route("/metrics", proxy.metrics_endpoint, methods=["GET"]),
-        Route("/{path:path}", proxy.handle, methods=methods),
-    ]
-    app = Starlette(routes=routes, lifespan=proxy.lifespan)
-    app.state.proxy = proxy
-    return app
+    limits = Limits(
+        upstream_connections=config.pool_size,
+        request_bytes_in_flight=config.max_bytes_in_flight,
+    )
+    proxy = _Proxy(config, store if store is not None else MemoryStore(), transport, limits)
+    return ServiceApp(proxy, limits, body_limit=config.max_request_bytes, share=share)
