@@ -46,6 +46,7 @@ from ..providers.textcalls import TextCallFormat
 from ..telemetry.record import shorten
 from ._api import Api, openai_error
 from ._table import api_for
+from .bodies import encode_json, off_loop, parse_json
 from .config import ProxyConfig
 from .fixes import RequestFixes, fix_request, referenced_calls
 from .limits import Limits
@@ -297,8 +298,9 @@ class _Proxy:
         fixes = RequestFixes()
         unavailable: tuple[str, ...] = ()
         if api is not None:
+            large = len(body) >= self.config.large_body_bytes  # worked on off the loop
             try:
-                candidate = json.loads(body) if body else None
+                candidate = await parse_json(body, large=large) if body else None
             except (ValueError, RecursionError):
                 candidate = None
             if isinstance(candidate, dict):
@@ -306,11 +308,9 @@ class _Proxy:
                 model = parsed.get("model")
                 info["model"] = shorten(model, MAX_LABEL_CHARS) if isinstance(model, str) else ""
                 info["stream"] = parsed.get("stream") is True
-                fixes, unavailable = await self._fix(request, api, parsed)
+                fixes, unavailable = await self._fix(request, api, parsed, large=large)
                 if fixes.body is not None:
-                    body = json.dumps(fixes.body, ensure_ascii=False, separators=(",", ":")).encode(
-                        "utf-8"
-                    )
+                    body = await encode_json(fixes.body, large=large)
                 if fixes.counts:
                     info["request_fixes"] = fixes.counts
                     for name, count in fixes.counts.items():
@@ -369,10 +369,11 @@ class _Proxy:
         return streaming
 
     async def _fix(
-        self, request: Request, api: Api, parsed: dict[str, Any]
+        self, request: Request, api: Api, parsed: dict[str, Any], *, large: bool = False
     ) -> tuple[RequestFixes, tuple[str, ...]]:
         """The request-side fixes, and the fixes that needed a memo the store could not
-        give (it failed, timed out or its breaker is open: ``unavailable_fixes``)."""
+        give (it failed, timed out or its breaker is open: ``unavailable_fixes``); off the
+        event loop for a ``large`` body."""
         ids = referenced_calls(api.protocol, parsed)
         memos: dict[str, CallMemo] = {}
         unavailable: tuple[str, ...] = ()
@@ -382,9 +383,9 @@ class _Proxy:
             lookup = await self.store.lookup(keys)
             memos = {keys[k]: memo for k, memo in lookup.found.items()}
             if not lookup.available:
-                unavailable = unavailable_fixes(api.protocol, parsed)
+                unavailable = await off_loop(large, unavailable_fixes, api.protocol, parsed)
         try:
-            return fix_request(api.protocol, parsed, memos), unavailable
+            return await off_loop(large, fix_request, api.protocol, parsed, memos), unavailable
         except Exception:  # never fail a request over a fix: send it as the client did
             _LOGGER.exception("request fix failed; forwarding the request unchanged")
             return RequestFixes(), unavailable
