@@ -33,6 +33,7 @@ import enum
 import hmac
 import json
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Final
@@ -188,6 +189,7 @@ class _Proxy:
             "status": "ok" if store_ok else "degraded",
             "store": "ok" if store_ok else "unavailable",
             "active_streams": self.metrics.active_streams,
+            "worker": os.getpid(),  # which of several workers answered
         }
         return JSONResponse(body, status_code=200 if store_ok else 503)
 

@@ -18,9 +18,13 @@ The limits (:data:`LIMIT_NAMES`):
 * ``request_bytes_in_flight``: request body bytes being read or worked on at once
   (``--max-bytes-in-flight``, :data:`DEFAULT_MAX_BYTES_IN_FLIGHT`): eight 31 MiB bodies
   at once took the proxy to 880 MB.
-* ``open_files``: requests at once, so that each has its two descriptors (the client's
-  socket and the upstream's) under the soft open-file limit, less
-  :data:`RESERVED_FILES` for everything else (:func:`requests_for_files`).
+* ``open_files``: descriptors. Every client connection holds one and every upstream
+  connection another; the soft open-file limit, less :data:`RESERVED_FILES` for
+  everything else, is split (:func:`split_files`): at most half for the upstream pool,
+  the rest for client connections. The server's protocol admits the first connections
+  up to that share (:data:`CLIENT_CONNECTIONS`; under another server, the requests in
+  flight are counted instead); a request on a connection past it is refused, and its
+  connection closed to give its descriptor back, while the admitted ones are served.
   :func:`raise_open_file_limit` raises the soft limit to the hard one at start.
 """
 
@@ -34,17 +38,20 @@ from typing import Final
 from ..errors import ServiceLimitError
 
 __all__ = [
+    "ADMITTED",
+    "CLIENT_CONNECTIONS",
     "DEFAULT_MAX_BYTES_IN_FLIGHT",
     "DEFAULT_POOL_SIZE",
     "LIMIT_NAMES",
     "RESERVED_FILES",
     "RETRY_AFTER",
+    "ConnectionCount",
     "Limit",
     "Limits",
     "OpenFileLimit",
     "is_out_of_files",
     "raise_open_file_limit",
-    "requests_for_files",
+    "split_files",
 ]
 
 #: Upstream connections at once (requests waiting on or reading from the upstream).
@@ -144,12 +151,51 @@ def raise_open_file_limit() -> OpenFileLimit:
     return OpenFileLimit(before=soft, soft=now, hard=-1 if unlimited else hard)
 
 
-def requests_for_files(soft_limit: int) -> int:
-    """Requests at once that a soft open-file limit leaves room for (two descriptors
-    each, :data:`RESERVED_FILES` kept); at least 1. A negative limit is unlimited."""
+def split_files(soft_limit: int, pool_size: int) -> tuple[int, int]:
+    """(upstream connections, client connections) a soft open-file limit leaves room
+    for: :data:`RESERVED_FILES` kept, at most half of the rest for the pool (and no more
+    than ``pool_size``), the rest for clients; each at least 1. A negative limit is
+    unlimited."""
     if soft_limit < 0:
-        return 1 << 30
-    return max(1, (soft_limit - RESERVED_FILES) // 2)
+        return pool_size, 1 << 30
+    budget = max(2, soft_limit - RESERVED_FILES)
+    pool = max(1, min(pool_size, budget // 2))
+    return pool, max(1, budget - pool)
+
+
+class ConnectionCount:
+    """Client connections this process holds open, and how many of them were admitted
+    (at most ``capacity``, the client share of the descriptors): counted by ``serve``'s
+    protocol (``server.py``), which puts whether a connection was admitted in its
+    requests' scope (:data:`ADMITTED`)."""
+
+    __slots__ = ("admitted", "capacity", "open")
+
+    def __init__(self) -> None:
+        self.open = 0
+        self.admitted = 0
+        self.capacity = 1 << 30
+
+    def admit(self) -> bool:
+        """A connection opened: whether it is within the share."""
+        self.open += 1
+        if self.admitted < self.capacity:
+            self.admitted += 1
+            return True
+        return False
+
+    def release(self, admitted: bool) -> None:
+        """A connection closed."""
+        self.open -= 1
+        if admitted:
+            self.admitted -= 1
+
+
+#: This process's client connections (one process, one server).
+CLIENT_CONNECTIONS: Final = ConnectionCount()
+#: The key, in a request scope's ``extensions``, that says whether its connection was
+#: admitted (absent: the server does not count connections).
+ADMITTED: Final = "streamrepair.admitted"
 
 
 def is_out_of_files(exc: BaseException) -> bool:
@@ -183,7 +229,7 @@ class Limits:
             "request_bytes_in_flight", request_bytes_in_flight, "--max-bytes-in-flight"
         )
         self.open_files = Limit(
-            "open_files", open_files, "requests at once under the open-file limit"
+            "open_files", open_files, "client connections under the open-file limit"
         )
 
     def __iter__(self) -> Iterator[Limit]:

@@ -45,7 +45,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from ..errors import ServiceLimitError
 from ._api import openai_error
 from ._table import api_for
-from .limits import Limits, raise_open_file_limit, requests_for_files
+from .limits import ADMITTED, CLIENT_CONNECTIONS, Limits, raise_open_file_limit, split_files
 
 if TYPE_CHECKING:
     from .metrics import ProxyMetrics
@@ -131,12 +131,15 @@ class StreamBody(Response):
 
 
 def refusal(error: ServiceLimitError, path: str, method: str) -> Response:
-    """The 503 for a request refused for ``error``'s limit, in the API's error shape."""
+    """The 503 for a request refused for ``error``'s limit, in the API's error shape;
+    refused for descriptors, its connection is closed after it (giving one back)."""
     api = api_for(method, path)
     body = (api.error_body if api is not None else openai_error)(
         503, str(error), "overloaded_error"
     )
     headers = {"retry-after": str(error.retry_after), LIMIT_HEADER: error.limit}
+    if error.limit == "open_files":
+        headers["connection"] = "close"
     return JSONResponse(body, status_code=503, headers=headers)
 
 
@@ -201,10 +204,13 @@ class ServiceApp:
                 return
 
     def _size_for_files(self) -> None:
-        """Requests at once (``open_files``) from the soft open-file limit as it is now
-        (``streamrepair serve`` raised it to the hard limit before this)."""
+        """The pool and the client connections (``open_files``) sized for the soft
+        open-file limit as it is now (``streamrepair serve`` raised it to the hard limit
+        before this)."""
         limit = raise_open_file_limit()
-        self.limits.open_files.capacity = requests_for_files(limit.soft)
+        pool = self.limits.upstream_connections
+        pool.capacity, clients = split_files(limit.soft, pool.capacity)
+        self.limits.open_files.capacity = CLIENT_CONNECTIONS.capacity = clients
 
     # -- /metrics --------------------------------------------------------------------------
 
@@ -245,8 +251,11 @@ class ServiceApp:
         left = asyncio.Event()
         watcher: asyncio.Task[None] | None = None
         cancel = anyio.CancelScope()
+        files = limits.open_files
         try:
-            limits.open_files.take()
+            if scope.get("extensions", {}).get(ADMITTED) is False:
+                raise files.refusal()  # a connection past the descriptors' share
+            files.take()  # requests in flight (the limit itself under another server)
         except ServiceLimitError as exc:
             await self._refuse(scope, send, exc, started)
             return
