@@ -365,7 +365,7 @@ class _Proxy:
             remember = api if handling is _Handling.REMEMBER else None
             stream = self._pass(answer, info, started, remember, request)
         else:
-            stream = self._relay(request, relay, answer, parsed or {}, info, started)
+            stream = self._relay(request, relay, answer, info, started)
         streaming = StreamBody(stream, answer.status, close=answer.aclose)
         streaming.raw_headers = _raw(headers)
         return streaming
@@ -575,10 +575,11 @@ class _Proxy:
         request: Request,
         relay: Relay,
         answer: UpstreamResponse,
-        parsed: dict[str, Any],
         info: dict[str, Any],
         started: float,
     ) -> AsyncIterator[bytes]:
+        # Not the parsed request: a stream holds what it reads for its whole length, and
+        # a 30 MiB history parsed is some 150 MB.
         metrics = self.metrics
         metrics.active_streams += 1
         sent = 0
