@@ -105,8 +105,8 @@ def test_the_async_entry_points_agree_on_and_off_the_loop() -> None:
 
     async def both() -> tuple[Any, ...]:
         return (
-            await parse_json(data, large=len(data) + 1),  # here
-            await parse_json(data, large=1),  # in a thread, stepwise
+            await parse_json(data, large=False),  # here
+            await parse_json(data, large=True),  # in a thread, stepwise
             await encode_json(body, large=False),
             await encode_json(body, large=True),
         )
@@ -117,10 +117,23 @@ def test_the_async_entry_points_agree_on_and_off_the_loop() -> None:
     assert small == large == json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def test_a_large_body_gets_the_same_fixes_and_goes_out_the_same() -> None:
+def test_a_large_body_gets_the_same_fixes_and_goes_out_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A DeepSeek conversation whose client drops the reasoning: the second request is
     fixed (reasoning put back, null content filled) whether its body counts as large
-    (worked on in a thread, stepwise) or not, and goes upstream byte for byte the same."""
+    (worked on in a thread, stepwise) or not, and goes upstream byte for byte the same.
+    A body under the bound never goes to a thread (a hop costs more than its parse)."""
+    import anyio.to_thread
+
+    threads: list[object] = []
+    real = anyio.to_thread.run_sync
+
+    async def counted(work: Any, *args: Any, **options: Any) -> Any:
+        threads.append(work)
+        return await real(work, *args, **options)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     first = chat_stream(reasoning="think first", calls=(("call_1", "f", '{"a": 1}'),))
     sent: list[bytes] = []
@@ -155,4 +168,7 @@ def test_a_large_body_gets_the_same_fixes_and_goes_out_the_same() -> None:
         assert "reasoning_restored=1" in answer.headers["x-streamrepair-request-fixes"]
         assert fake.requests[1].body["messages"][1]["reasoning_content"] == "think first"
         sent.append(fake.requests[1].raw)
+        if large > 1:
+            assert threads == []
     assert sent[0] == sent[1]
+    assert threads  # the large bodies were worked on in threads

@@ -42,10 +42,10 @@ async def off_loop(large: bool, work: Callable[..., _T], *args: Any) -> _T:
     return await anyio.to_thread.run_sync(work, *args)
 
 
-async def parse_json(body: bytes, *, large: int) -> Any:
-    """``json.loads(body)``, stepwise in a worker thread when ``body`` has ``large`` bytes
-    or more. Raises what ``json.loads`` raises."""
-    if len(body) < large:
+async def parse_json(body: bytes, *, large: bool) -> Any:
+    """``json.loads(body)``, stepwise in a worker thread when ``large``. Raises what
+    ``json.loads`` raises."""
+    if not large:
         return json.loads(body)
     return await anyio.to_thread.run_sync(loads_stepwise, body)
 
