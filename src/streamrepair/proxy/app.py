@@ -54,7 +54,7 @@ from .limits import Limits
 from .memo import CallMemo
 from .metrics import MAX_LABEL_CHARS, ProxyMetrics
 from .relay import Relay, usable_tools, with_schemas
-from .service import ServiceApp, StreamBody, Truncated
+from .service import ServiceApp, StreamBody
 from .store import (
     UNAVAILABLE_FIXES_HEADER,
     MemoryStore,
@@ -461,7 +461,7 @@ class _Proxy:
     ) -> AsyncIterator[bytes]:
         """The answer as the upstream sent it (``read``: the bytes already read, the
         body's iterator they came from and when the first came). A body the upstream cut
-        short raises :class:`~.service.Truncated` after its last byte."""
+        short raises :class:`~streamrepair.errors.UpstreamBroken` after its last byte."""
         sent = 0
         first: float | None = None
         held: list[bytes] = []  # a non-streaming body, kept until its memos are stored
@@ -495,9 +495,9 @@ class _Proxy:
             self.metrics.add("streamrepair_proxy_upstream_errors_total", kind="read")
             if held:
                 yield b"".join(held)  # what came before the break, as it came
-            # ended without its last chunk, so the client sees the body cut short (a
-            # clean end would pass a truncated body off as whole)
-            raise Truncated(exc.kind) from exc
+            # ended without its last chunk (StreamBody), so the client sees the body cut
+            # short: a clean end would pass a truncated body off as whole
+            raise
         finally:
             with anyio.CancelScope(shield=True):
                 await answer.aclose()

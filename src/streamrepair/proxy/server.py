@@ -39,7 +39,7 @@ from typing import Any, Final
 
 from .limits import ADMITTED, CLIENT_CONNECTIONS, OpenFileLimit, raise_open_file_limit
 
-__all__ = ["bind", "default_workers", "guarded_protocol", "preload", "serve"]
+__all__ = ["BACKLOG", "bind", "default_workers", "guarded_protocol", "preload", "serve"]
 
 _LOGGER = logging.getLogger("streamrepair.proxy")
 #: Connections the listening socket queues before the workers accept them.
@@ -273,7 +273,15 @@ def serve(
         print(f"streamrepair serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 2
     announce(limit)
-    protocol = guarded_protocol(max_header_bytes, header_timeout)
+    try:
+        protocol: Any = guarded_protocol(max_header_bytes, header_timeout)
+        http_options: dict[str, Any] = {"http": protocol}
+    except ImportError:  # no httptools (it is in the serve extra): h11 bounds the size only
+        _LOGGER.warning(
+            "streamrepair serve: httptools is not installed: request heads are bounded in "
+            "size but not in time"
+        )
+        http_options = {"http": "h11", "h11_max_incomplete_event_size": max_header_bytes}
     _Server = _server_class()
 
     def run_one() -> None:
@@ -282,7 +290,7 @@ def serve(
             access_log=False,  # ours has no query strings and no secrets
             log_level="warning",
             lifespan="on",
-            http=protocol,
+            **http_options,
             backlog=BACKLOG,
         )
         _Server(config).run(sockets=[sock])

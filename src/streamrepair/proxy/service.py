@@ -25,9 +25,9 @@ Around each forwarded request:
   API's error body and in ``x-streamrepair-limit``; nothing went upstream. A request's
   bytes count until its handler has built the answer (the body, parsed and fixed, is no
   longer held by then).
-* **A pass-through body the upstream cut short** ends without its last chunk
-  (:class:`Truncated`): the server closes the connection, and the client sees a
-  truncated body, never a clean end.
+* **A pass-through body the upstream cut short** ends without its last chunk (its
+  iterator raises :class:`~streamrepair.errors.UpstreamBroken`): the server closes the
+  connection, and the client sees a truncated body, never a clean end.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from ..errors import ServiceLimitError
+from ..errors import ServiceLimitError, UpstreamBroken
 from ._api import openai_error
 from ._table import api_for
 from .limits import ADMITTED, CLIENT_CONNECTIONS, Limits, raise_open_file_limit, split_files
@@ -51,14 +51,14 @@ if TYPE_CHECKING:
     from .metrics import ProxyMetrics
     from .workers import MetricsShare
 
-__all__ = ["LIMIT_HEADER", "RequestHandler", "ServiceApp", "StreamBody", "Truncated"]
+__all__ = ["LIMIT_HEADER", "RequestHandler", "ServiceApp", "StreamBody", "refusal"]
 
 #: Response header naming the limit a 503 refused a request for.
 LIMIT_HEADER: Final = "x-streamrepair-limit"
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+_Scope = MutableMapping[str, Any]
+_Message = MutableMapping[str, Any]
+_Receive = Callable[[], Awaitable[_Message]]
+_Send = Callable[[_Message], Awaitable[None]]
 
 
 class RequestHandler(Protocol):
@@ -87,16 +87,12 @@ class RequestHandler(Protocol):
         ...
 
 
-class Truncated(Exception):
-    """Raised by a body's iterator after its last piece when the upstream cut the body
-    short: :class:`StreamBody` then ends the response without its last chunk."""
-
-
 class StreamBody(Response):
     """A response whose body is an async iterator of bytes, each piece sent as it comes,
     straight to the server. Unlike Starlette's ``StreamingResponse`` it starts no task of
     its own to watch for the client leaving (:class:`ServiceApp` watches for the whole
-    request), and an iterator that raises :class:`Truncated` leaves the response
+    request), and an iterator that raises :class:`~streamrepair.errors.UpstreamBroken`
+    (after its last piece: the upstream cut the body short) leaves the response
     unfinished. ``close`` is awaited when the response is abandoned before its iterator
     ran (so that the upstream answer it reads is closed all the same)."""
 
@@ -114,7 +110,7 @@ class StreamBody(Response):
         self.init_headers(None)
         self._close = close
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
         iterating = False
         head = {"type": "http.response.start", "status": self.status_code}
         try:
@@ -122,7 +118,7 @@ class StreamBody(Response):
             iterating = True  # from here the iterator's own finally closes the answer
             async for piece in self.body_iterator:
                 await send({"type": "http.response.body", "body": piece, "more_body": True})
-        except Truncated:
+        except UpstreamBroken:
             return  # no last chunk: the server closes the connection
         finally:
             if not iterating and self._close is not None:
@@ -162,7 +158,7 @@ class ServiceApp:
         self.body_limit = body_limit  # the handler answers a larger body 413
         self.share = share
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
         kind = scope["type"]
         if kind == "http":
             path = scope["path"]
@@ -180,7 +176,7 @@ class ServiceApp:
 
     # -- the lifespan ----------------------------------------------------------------------
 
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
+    async def _lifespan(self, receive: _Receive, send: _Send) -> None:
         stack = contextlib.AsyncExitStack()
         while True:
             message = await receive()
@@ -242,7 +238,7 @@ class ServiceApp:
 
     # -- a forwarded request ---------------------------------------------------------------
 
-    async def _forward(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _forward(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
         limits = self.limits
         started = time.perf_counter()
         held = 0  # bytes of request_bytes_in_flight this request holds
@@ -271,7 +267,7 @@ class ServiceApp:
                     left.set()
                     cancel.cancel()
 
-            async def guarded() -> Message:
+            async def guarded() -> _Message:
                 nonlocal held, read, body_done, watcher
                 if body_done:  # asked again after the body: only a disconnect can come
                     await left.wait()
@@ -311,20 +307,20 @@ class ServiceApp:
             limits.open_files.give()
 
     async def _refuse(
-        self, scope: Scope, send: Send, error: ServiceLimitError, started: float
+        self, scope: _Scope, send: _Send, error: ServiceLimitError, started: float
     ) -> None:
         response = refusal(error, scope["path"], scope["method"])
         self.proxy.log_answer(response, {**_info(scope), "refused": error.limit}, started)
         await response(scope, _no_receive, send)
 
-    def _left_early(self, scope: Scope, started: float) -> None:
+    def _left_early(self, scope: _Scope, started: float) -> None:
         """The client left before the answer's head: counted, logged as 499."""
         self.proxy.metrics.add("streamrepair_proxy_client_disconnects_total")
         info = {**_info(scope), "client_disconnected": True}
         self.proxy.log_answer(Response(status_code=499), info, started)
 
 
-def _info(scope: Scope) -> dict[str, Any]:
+def _info(scope: _Scope) -> dict[str, Any]:
     """The access log's first fields for a request."""
     api = api_for(scope["method"], scope["path"])
     return {
@@ -334,11 +330,11 @@ def _info(scope: Scope) -> dict[str, Any]:
     }
 
 
-async def _no_receive() -> Message:
+async def _no_receive() -> _Message:
     return {"type": "http.disconnect"}
 
 
-def _content_length(scope: Scope) -> int:
+def _content_length(scope: _Scope) -> int:
     for name, value in scope["headers"]:
         if name == b"content-length":
             return int(value) if value.isdigit() else 0
