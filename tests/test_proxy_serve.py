@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import resource
 import shutil
 import socket
@@ -454,3 +455,25 @@ def test_pages_of_several_workers_add_up() -> None:
         'a_total{x="1"} 7\na_total{x="2"} 1\n'
         "# HELP g Streams\n# TYPE g gauge\ng 4\n"
     )
+
+
+def test_the_compose_file_runs_serve_with_options_it_has() -> None:
+    """``deploy/compose.yaml`` is not started here (no Docker): its ``serve`` command is
+    parsed by the real command line, and its ports and store agree with it."""
+    yaml = pytest.importorskip("yaml")
+    from streamrepair.cli import build_parser
+
+    root = Path(__file__).resolve().parent.parent
+    compose = yaml.safe_load((root / "deploy" / "compose.yaml").read_text())
+    proxy = compose["services"]["proxy"]
+    command = [re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", str(part)) for part in proxy["command"]]
+    args = build_parser("serve").parse_args(["serve", *command])
+    assert args.upstream == "https://api.deepseek.com"
+    assert args.store == "redis://redis:6379/0"
+    assert (args.host, args.port) == ("0.0.0.0", 8787)
+    assert "redis" in proxy["depends_on"]
+    assert compose["services"]["lb"]["ports"] == ["8787:8787"]
+    nginx = (root / "deploy" / "nginx.conf").read_text()
+    assert "server proxy:8787" in nginx
+    assert "proxy_buffering off;" in nginx
+    assert f"client_max_body_size {32}m;" in nginx  # --max-request-bytes' default
