@@ -14,7 +14,12 @@ after its fix in the same run, on loopback:
 * **slowloris**: ``--slow`` connections (3,000) sending a header byte every second:
   how many are still open after the head timeout (10 s) and how long an ordinary
   request takes meanwhile, through ``streamrepair serve`` (its guarded protocol) and
-  through plain uvicorn (before).
+  through plain uvicorn (before);
+* **workers** (``--workers-sizes``): ``bench_proxy_load.py``'s paced phases (its
+  upstream, clients and checks) against direct, its bare pass-through, and
+  ``streamrepair serve`` with one worker and with one per core, in one run. On a machine
+  whose cores the clients and the upstream share, more workers also take CPU from the
+  clients, whose own delays count in the time to first byte.
 
 Every server runs in its own process (the client's work never shares its interpreter
 lock). Medians and maxima are printed; ``--write-docs`` puts them in
@@ -44,6 +49,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
+import bench_proxy_load as load
 from _report import write_section
 from bench_proxy import TOOLS
 from bench_proxy_load import _free_port, _wait_http, stream_events
@@ -389,6 +395,83 @@ def measure_slowloris(url: str, connections: int, seconds: float) -> list[tuple[
     return out
 
 
+# -- workers ---------------------------------------------------------------------------------------
+
+
+def measure_workers(sizes: list[int], requests: int) -> str:
+    """Paced phases: direct, bare, serve --workers 1, serve with one worker per core."""
+    from streamrepair.proxy.server import default_workers
+
+    events = load.stream_events(60)
+    raw, repaired = load.call_of(events)
+    pace = 0.005
+    parent, child = multiprocessing.Pipe()
+    up = multiprocessing.Process(
+        target=load._upstream_main, args=(child, 60, pace, 0.0), daemon=True
+    )
+    up.start()
+    url = f"http://127.0.0.1:{parent.recv()}"
+    targets: list[load.Target] = []
+    phases: list[load.Phase] = []
+    cores = default_workers()
+    try:
+        with tempfile.TemporaryDirectory() as workdir:
+            targets.append(load.start_target("direct", url, Path(workdir), None))
+            targets.append(load.start_target("bare", url, Path(workdir), None))
+            for workers in (1, cores):
+                port = _free_port()
+                command = [sys.executable, "-m", "streamrepair.cli", "serve", "--upstream", url]
+                command += ["--port", str(port), "--workers", str(workers)]
+                command += ["--telemetry", str(Path(workdir) / f"telemetry-{workers}.jsonl")]
+                log = open(Path(workdir) / f"serve-{workers}.log", "wb")  # noqa: SIM115
+                env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src")}
+                process = subprocess.Popen(command, stdout=log, stderr=log, env=env)
+                target = load.Target(
+                    f"serve --workers {workers}", f"http://127.0.0.1:{port}/v1", process, log
+                )
+                if not _wait_http(f"http://127.0.0.1:{port}/healthz", 30):
+                    raise RuntimeError("serve did not start")
+                targets.append(target)
+            for target in targets:
+                load.warm_up(target, raw, repaired)
+            for clients in sizes:
+                for target in targets:
+                    phase = load.measure(
+                        target,
+                        up.pid or 0,
+                        "paced",
+                        clients,
+                        requests,
+                        len(events),
+                        pace * len(events),
+                        raw,
+                        repaired,
+                    )
+                    phases.append(phase)
+                    print(load.table([phase]).splitlines()[-1], flush=True)
+    finally:
+        for target in targets:
+            target.stop()
+        up.terminate()
+        up.join(5)
+    lines = [
+        "| clients | target | completed | errors | corrupted | TTFB p50 (ms) | TTFB p95 (ms) "
+        "| p50 vs direct | proxy CPU per event (µs) | wall (s) | problems |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    direct = {p.clients: p for p in phases if p.target == "direct"}
+    for p in phases:
+        base = direct[p.clients]
+        ratio = "" if p.target == "direct" else f"{p.percentile(0.5) / base.percentile(0.5):.1f}x"
+        cpu = "" if p.cpu_per_event is None else f"{p.cpu_per_event * 1e6:.0f}"
+        lines.append(
+            f"| {p.clients} | {p.target} | {p.completed} | {p.errors} | {p.problems['corrupted']} "
+            f"| {p.percentile(0.5) * 1000:.1f} | {p.percentile(0.95) * 1000:.1f} | {ratio} "
+            f"| {cpu} | {p.wall:.1f} | {', '.join(f'{n} {k}' for k, n in p.problems.items())} |"
+        )
+    return "\n".join(lines)
+
+
 # -- the report -----------------------------------------------------------------------------------
 
 
@@ -396,12 +479,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller bodies, fewer connections")
     parser.add_argument("--write-docs", action="store_true", help="update docs/performance.md")
+    parser.add_argument("--workers-sizes", default="50,200,500", help="paced clients per phase")
+    parser.add_argument("--only-workers", action="store_true", help="only the workers phases")
     args = parser.parse_args()
     sizes = [2 * 2**20, 6 * 2**20] if args.quick else [10 * 2**20, 30 * 2**20]
     slow = 300 if args.quick else 3000
     load = os.getloadavg()[0]
     when = time.strftime("%Y-%m-%d %H:%M")
     sections = []
+    sizes_w = [int(n) for n in args.workers_sizes.split(",") if n]
+    if sizes_w:
+        sections.append(measure_workers(sizes_w, 2))
+        print(sections[-1], flush=True)
+    if args.only_workers:
+        return
     with upstream() as (url, _):
         stall = measure_stall(url, sizes, rounds=1 if args.quick else 3)
         lines = [

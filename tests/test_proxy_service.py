@@ -268,20 +268,23 @@ def test_a_full_pool_is_a_clear_503_at_once_and_frees_up() -> None:
 
 def test_request_bytes_in_flight_are_bounded() -> None:
     """A body announced, or sent, past what the proxy holds at once is refused with a 503
-    before it is read; what a refused or finished request held is given back."""
+    (announced: before it is read); bytes count as they are read, and what a refused or
+    finished request held is given back."""
     upstream = RawUpstream()
     limit = 100_000
     with proxied(upstream, max_request_bytes=limit, max_bytes_in_flight=limit) as proxy:
         host, port = proxy.removeprefix("http://").split(":")
-        # a slow upload that announced 60,000 bytes and sent 10
+        # a slow upload that announced 90,000 bytes and sent 60,000: what it sent
+        # counts, what it only announced does not
         slow = socket.create_connection((host, int(port)))
         slow.sendall(
-            b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 60000\r\n\r\n"
-            + b"{" * 10
+            b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 90000\r\n\r\n"
+            + b" " * 60_000
         )
         time.sleep(0.2)
         with httpx.Client(base_url=proxy, timeout=30) as client:
             announced = client.post("/v1/chat/completions?mode=stream", content=b" " * 50_000)
+            fits = client.post("/v1/chat/completions?mode=stream", content=CHAT + " " * 30_000)
 
             def chunked() -> Iterator[bytes]:  # no content-length: counted as it comes
                 for _ in range(10):
@@ -296,9 +299,10 @@ def test_request_bytes_in_flight_are_bounded() -> None:
         assert refused.status_code == 503, refused.text
         assert refused.headers["x-streamrepair-limit"] == "request_bytes_in_flight"
         assert refused.headers["retry-after"] == "1"
+    assert fits.status_code == 200  # 60,000 + 30,000: the 30,000 not yet sent do not count
     assert after.status_code == 200
     assert 'streamrepair_proxy_limit_in_use{limit="request_bytes_in_flight"} 0' in metrics
-    assert len(upstream.arrived) == 1  # only the last one went upstream
+    assert len(upstream.arrived) == 2  # only the two that fitted went upstream
 
 
 def test_expect_100_continue_is_answered_here_and_not_forwarded() -> None:

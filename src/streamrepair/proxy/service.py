@@ -23,8 +23,9 @@ Around each forwarded request:
   ``Content-Length``, then its bytes as they come) or past ``upstream_connections``
   (``upstream.py``) is answered ``503`` with ``Retry-After``, the limit named in the
   API's error body and in ``x-streamrepair-limit``; nothing went upstream. A request's
-  bytes count until its handler has built the answer (the body, parsed and fixed, is no
-  longer held by then).
+  bytes count as they are read, until its handler has built the answer (the body,
+  parsed and fixed, is no longer held by then); one whose declared length would not fit
+  is refused before any is read.
 * **A pass-through body the upstream cut short** ends without its last chunk (its
   iterator raises :class:`~streamrepair.errors.UpstreamBroken`): the server closes the
   connection, and the client sees a truncated body, never a clean end.
@@ -257,9 +258,11 @@ class ServiceApp:
             return
         try:
             declared = _content_length(scope)
-            if 0 < declared <= self.body_limit:  # a larger one is the handler's 413
-                limits.request_bytes_in_flight.take(declared)
-                held = declared
+            budget = limits.request_bytes_in_flight
+            if 0 < declared <= self.body_limit and budget.in_use + declared > budget.capacity:
+                # refused before a byte is read; a larger body is the handler's 413. Not
+                # taken yet: a body that never comes must not hold what it announced.
+                raise budget.refusal()
 
             async def watch() -> None:
                 message = await receive()
