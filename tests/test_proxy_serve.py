@@ -477,3 +477,22 @@ def test_the_compose_file_runs_serve_with_options_it_has() -> None:
     assert "server proxy:8787" in nginx
     assert "proxy_buffering off;" in nginx
     assert f"client_max_body_size {32}m;" in nginx  # --max-request-bytes' default
+
+
+def test_a_killed_serve_leaves_no_workers_directory_behind(tmp_path: Path) -> None:
+    """The workers' directory (in memory, /dev/shm) of a serve that was killed before it
+    could remove it is removed by the next serve; a running one's is kept."""
+    from streamrepair.cli.proxy import _remove_orphans
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    orphan = tmp_path / f"streamrepair-serve-{dead.pid}-abc"
+    alive = tmp_path / f"streamrepair-serve-{os.getpid()}-def"
+    other = tmp_path / "streamrepair-serve-notapid-x"
+    for directory in (orphan, alive, other):
+        directory.mkdir()
+        (directory / "memos.sqlite3").write_bytes(b"x")
+    _remove_orphans(tmp_path)
+    assert not orphan.exists()
+    assert alive.exists()
+    assert other.exists()

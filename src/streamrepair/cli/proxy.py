@@ -306,6 +306,25 @@ def run_proxy(args: argparse.Namespace, telemetry: Any) -> int:
         )
 
 
+#: The workers' directories: ``streamrepair-serve-<supervisor pid>-<random>``.
+_PREFIX: Final = "streamrepair-serve-"
+
+
+def _remove_orphans(base: Path) -> None:
+    """Remove the workers' directories of ``serve`` processes that no longer run (killed
+    before they could remove their own: the memos of a directory in memory stay there)."""
+    for directory in base.glob(f"{_PREFIX}*-*"):
+        pid = directory.name[len(_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(directory, ignore_errors=True)
+        except PermissionError:
+            continue  # another user's process, alive
+
+
 class _StoreSpec:
     """What ``--store`` names, for ``workers`` processes: opened in each worker after the
     fork (``open``); with several workers and ``memory``, a SQLite file in a private
@@ -328,8 +347,10 @@ class _StoreSpec:
             raise ValueError(f"--store must be memory, sqlite:PATH or a redis:// URL, not {spec!r}")
         if workers > 1:
             shm = Path("/dev/shm")
-            base = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
-            self.directory = Path(tempfile.mkdtemp(prefix="streamrepair-serve-", dir=base))
+            base = shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+            _remove_orphans(base)
+            prefix = f"{_PREFIX}{os.getpid()}-"
+            self.directory = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
             if spec == "memory":
                 self.file = self.directory / "memos.sqlite3"
         if self.file is not None:
