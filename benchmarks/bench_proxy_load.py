@@ -438,7 +438,7 @@ async def run_phase(
                     if answer.status != 200:
                         phase.problems[f"status {answer.status}"] += 1
                         return
-            except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
                 phase.problems[type(exc).__name__] += 1
                 return
             bodies.append(first + rest)
