@@ -28,6 +28,7 @@ from streamrepair.errors import (
     EventStreamError,
     HistoryError,
     InstallError,
+    ServiceLimitError,
     SSEDecodeError,
     SSEError,
     SSELimitError,
@@ -185,6 +186,7 @@ def _errors() -> list[StreamRepairError]:
         UpstreamTimeout("ConnectTimeout"),
         UpstreamUnreachable("ClientConnectorError"),
         UpstreamBroken("ServerDisconnectedError"),
+        ServiceLimitError("busy", limit="upstream_connections", capacity=8, retry_after=2),
     ]
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -73,10 +74,10 @@ def test_helper_only_options_are_refused_with_upstream(
 
 
 def _capture_config(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Run no server: record the ProxyConfig ``run_proxy`` would serve."""
-    import uvicorn
-
+    """Run no server: record the ProxyConfig ``run_proxy`` would serve (its app is made
+    once, as a worker would)."""
     import streamrepair.proxy.app as proxy_app
+    import streamrepair.proxy.server as proxy_server
 
     seen: list[Any] = []
     real = proxy_app.create_app
@@ -85,8 +86,14 @@ def _capture_config(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         seen.append(config)
         return real(config, **kwargs)
 
+    def serve(make_app: Any, **options: Any) -> int:
+        options["announce"](proxy_server.raise_open_file_limit())
+        app = make_app()
+        asyncio.run(app.proxy.store.close())
+        return 0
+
     monkeypatch.setattr(proxy_app, "create_app", create_app)
-    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    monkeypatch.setattr(proxy_server, "serve", serve)
     return seen
 
 
@@ -102,7 +109,7 @@ def test_schemas_reach_the_proxy_config(
     args = ["serve", "--upstream", "http://127.0.0.1:1", "--telemetry", "off", "--no-access-log"]
     assert main([*args, "--schemas", str(path)]) == 0
     assert seen[-1].schemas == {"mcp__echo__echo": schema}
-    assert "schemas for 1 unlisted tool)" in capsys.readouterr().err  # not "1 ... tools"
+    assert "schemas for 1 unlisted tool;" in capsys.readouterr().err  # not "1 ... tools"
     monkeypatch.setenv("STREAMREPAIR_SCHEMAS", str(path))  # the environment, as the hooks
     assert main(args) == 0
     assert seen[-1].schemas == {"mcp__echo__echo": schema}

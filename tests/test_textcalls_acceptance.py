@@ -255,8 +255,22 @@ def xfail_reason(case: dict[str, Any], mode: str) -> str | None:
     if cid in ALREADY_READ:
         return None
     if FORMATS[case["format"]] is None and (case["calls"] or cid in NOT_READ_TEXT):
-        return f"format not implemented: {case['format']}"
+        return NOT_READ.get(case["format"], f"format not implemented: {case['format']}")
     return None
+
+
+#: Formats the engines parse that are not read here, and why (docs/text-tool-calls.md,
+#: "Every format the engines parse"): the engine's calls are not given for them.
+NOT_READ: dict[str, str] = {
+    "step3": (
+        "not read by design: Step3's steptml is superseded by Step-3.5 (Qwen3-Coder XML, "
+        "read), and vLLM's own tests mark its non-streaming parser broken"
+    ),
+    "hy_v4": (
+        "not read by design: every tag carries a suffix that comes from the checkpoint's "
+        "tokenizer, so there is no fixed marker to find"
+    ),
+}
 
 
 def params() -> list[Any]:
@@ -452,6 +466,10 @@ REFUSES.update(
         "vllm/lfm2/nested_same_quotes": frozenset({"bash"}),
         "vllm/lfm2/leading_zero_ints": frozenset({"set_date"}),
         "vllm/lfm2/set_argument": frozenset({"label"}),
+        # a key written twice with different values: Ollama keeps the last; refused here
+        # (issue 21: which one the model meant is a guess; the guidance asks for each key
+        # once)
+        "ollama/glm46/duplicate_key": frozenset({"test-function"}),
     }
 )
 
@@ -481,13 +499,6 @@ AUTO_LEAVES_TEXT.update(
         if FORMATS[BY_ID[cid]["format"]] in ("granite", "phi4_mini", "xlam")
         and cid not in ALREADY_READ
         and BY_ID[cid]["calls"]
-    }
-)
-
-XFAIL.update(
-    {
-        ("vllm/xlam/after_think", "xlam"): "a bare reply after a <think> block: the bare "
-        "formats are read only at the start of the content",
     }
 )
 

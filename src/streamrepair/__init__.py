@@ -34,6 +34,7 @@ if _typing.TYPE_CHECKING:
     from .errors import EventStreamError as EventStreamError
     from .errors import HistoryError as HistoryError
     from .errors import InstallError as InstallError
+    from .errors import ServiceLimitError as ServiceLimitError
     from .errors import SSEDecodeError as SSEDecodeError
     from .errors import SSEError as SSEError
     from .errors import SSELimitError as SSELimitError

@@ -18,10 +18,11 @@
     ├── UnansweredCallsError (RuntimeError)   sending while calls have no answer
     ├── AbortFenceError (RuntimeError)        a handler on a phase that is not active
     ├── InstallError (ValueError)             a settings file that cannot be updated safely
-    └── UpstreamError (ConnectionError)       the proxy could not talk to its upstream
-        ├── UpstreamTimeout                   no answer in time
-        ├── UpstreamUnreachable               no answer at all
-        └── UpstreamBroken                    the answer's body stopped mid-way
+    ├── UpstreamError (ConnectionError)       the proxy could not talk to its upstream
+    │   ├── UpstreamTimeout                   no answer in time
+    │   ├── UpstreamUnreachable               no answer at all
+    │   └── UpstreamBroken                    the answer's body stopped mid-way
+    └── ServiceLimitError                     the proxy is at one of its service limits
 
 Parsing errors carry where they happened (``offset``, ``line``, ``column``), why
 (``reason``) and what would have been accepted there (``expected``), so a harness can tell
@@ -47,6 +48,7 @@ __all__ = [
     "SSEDecodeError",
     "SSEError",
     "SSELimitError",
+    "ServiceLimitError",
     "StreamRepairError",
     "TooDeepError",
     "TooLargeError",
@@ -278,3 +280,16 @@ class UpstreamUnreachable(UpstreamError):
 class UpstreamBroken(UpstreamError):
     """The answer's body stopped mid-way: the connection broke, or no byte came within
     the read timeout."""
+
+
+class ServiceLimitError(StreamRepairError):
+    """The proxy refused a request because one of its named service limits is reached
+    (``limit``: ``upstream_connections``, ``request_bytes_in_flight``, ``requests`` or
+    ``open_files``; ``capacity``: its size). The proxy answers it with a 503 and
+    ``Retry-After: retry_after`` (seconds), before any byte went upstream."""
+
+    def __init__(self, message: str, *, limit: str, capacity: int, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.capacity = capacity
+        self.retry_after = retry_after

@@ -29,8 +29,11 @@ tool results request ``i`` brought back: what the model read about ``script[i - 
 ``is_retry(i)``, ``written(i)`` (the files when request ``i`` arrived: what the replies
 before it did; ``written()`` at the end), ``returncode``, ``final_text``,
 ``output.failure``, and through the proxy ``client_ends()`` against ``upstream_ends()``
-(the stop reasons the harness got and the ones the upstream sent), ``client`` (every
-answer as the harness got it), ``proxy_log``, ``telemetry``. A :class:`Bench` keeps one
+(the stop reasons the harness got and the ones the upstream sent), ``client_main``
+(each main answer as the harness got it, with the request it sent before the proxy's
+request-side fixes), ``client_calls(i)`` and ``client_text(i)`` (the calls and text
+answer ``i`` carried to the harness), ``client`` (every answer), ``proxy_log``,
+``telemetry``. A :class:`Bench` keeps one
 upstream and one proxy for many runs (the ``bench`` fixture in ``conftest.py``).
 
 Example (pytest)::
@@ -63,7 +66,7 @@ from typing import Any, Final
 from cxharness import run_codex
 from ocharness import isolated_env, seed_plugin_dependencies, write_project
 from scripted import FINAL, Ending, Exchange, Reply, ScriptedUpstream, ToolResult, Wire
-from tap import StreamEnd, Tap, Tapped, stream_end
+from tap import StreamCall, StreamEnd, Tap, Tapped, stream_calls, stream_end, stream_text
 
 import e2e_tools
 from ccharness import claude_env
@@ -463,13 +466,27 @@ class LoopRun:
         """How each main request's stream ended as the upstream sent it (the script)."""
         return [_scripted_end(e.wire, e.reply) for e in self.main]
 
+    @property
+    def client_main(self) -> list[Tapped]:
+        """Through the proxy: the main requests as the harness sent them and their
+        answers as it received them, in order (``client_main[i]`` pairs with
+        ``main[i]``)."""
+        return [t for t in self.client if isinstance(t.request, dict) and t.request.get("tools")]
+
     def client_ends(self) -> list[StreamEnd]:
         """How each main request's stream ended as the harness received it: through the
         proxy, read from :attr:`client`; directly, the same as :meth:`upstream_ends`."""
         if self.via is Via.DIRECT:
             return self.upstream_ends()
-        main = [t for t in self.client if isinstance(t.request, dict) and t.request.get("tools")]
-        return [stream_end(self.harness.wire, t.body) for t in main]
+        return [stream_end(self.harness.wire, t.body) for t in self.client_main]
+
+    def client_calls(self, index: int) -> list[StreamCall]:
+        """Through the proxy: the calls main answer ``index`` carried to the harness."""
+        return stream_calls(self.harness.wire, self.client_main[index].body)
+
+    def client_text(self, index: int) -> str:
+        """Through the proxy: the assistant text main answer ``index`` carried."""
+        return stream_text(self.harness.wire, self.client_main[index].body)
 
     def is_retry(self, index: int) -> bool:
         """Main request ``index`` asks again instead of answering: its history grew, if
@@ -505,6 +522,10 @@ class LoopRun:
             "echoed": [e.assistant_calls()[-3:] for e in self.main[1:2]],
             "written_by_reply_1": self.written(1),
             "ends": [[e.reason, e.terminal] for e in (self.client_ends() if self.client else [])],
+            "sent": [
+                [f"{c.id}: {c.name}" for c in self.client_calls(i)]
+                for i in range(len(self.client_main))
+            ],
             "written": self.written(),
             "exit": self.returncode,
             "final": self.final_text[:300],

@@ -7,7 +7,9 @@ path, headers, body), streaming the answer back as it arrives, chunk by chunk, a
 recording the answer's status and bytes. When reading from ``target`` fails mid-answer
 (a reset, a body cut short), the harness's connection is reset too, so a failure reaches
 the harness as the target gave it. :func:`stream_end` reads a recorded stream's ending
-in its wire's terms (the stop reason the harness was told).
+in its wire's terms (the stop reason the harness was told), :func:`stream_calls` and :func:`stream_text` the
+calls and the text it carried. Each reads an event stream or a whole JSON answer (Claude
+Code falls back to a non-streamed request after some broken streams).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from scripted import Wire
 
 from fakeserver import LoopbackServer, QuietHandler
 
-__all__ = ["StreamEnd", "Tap", "Tapped", "stream_end"]
+__all__ = ["StreamCall", "StreamEnd", "Tap", "Tapped", "stream_calls", "stream_end", "stream_text"]
 
 _HOP: frozenset[str] = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "host"}
@@ -194,8 +196,39 @@ class StreamEnd:
     terminal: bool
 
 
+def _whole(body: bytes) -> dict[str, Any] | None:
+    """A non-streamed answer: the body is one JSON object, not events."""
+    text = body.decode("utf-8", errors="replace").strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _whole_end(wire: Wire | None, answer: Mapping[str, Any]) -> StreamEnd:
+    if answer.get("type") == "error" or (wire is not Wire.RESPONSES and "error" in answer):
+        return StreamEnd("error", True)
+    if wire is Wire.ANTHROPIC:
+        return StreamEnd(answer.get("stop_reason"), True)
+    if wire is Wire.CHAT:
+        choices = answer.get("choices") or [{}]
+        return StreamEnd(choices[0].get("finish_reason"), True)
+    status = answer.get("status")
+    if status == "incomplete":
+        details = answer.get("incomplete_details") or {}
+        return StreamEnd(f"incomplete:{details.get('reason')}", True)
+    return StreamEnd(status if isinstance(status, str) else None, True)
+
+
 def stream_end(wire: Wire | None, body: bytes) -> StreamEnd:
-    """The :class:`StreamEnd` of a recorded SSE ``body`` in ``wire``'s terms."""
+    """The :class:`StreamEnd` of a recorded SSE ``body`` in ``wire``'s terms (a whole
+    JSON answer: its stop reason, and ``terminal``)."""
+    whole = _whole(body)
+    if whole is not None:
+        return _whole_end(wire, whole)
     reason: str | None = None
     terminal = False
     for name, data in _events(body):
@@ -227,3 +260,115 @@ def stream_end(wire: Wire | None, body: bytes) -> StreamEnd:
             elif kind == "error":
                 reason = "error"
     return StreamEnd(reason, terminal)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamCall:
+    """A tool call as a client read it: ``arguments`` is the text (Anthropic's whole
+    ``input``: its JSON)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+def _whole_calls(wire: Wire | None, answer: Mapping[str, Any]) -> list[StreamCall]:
+    out: list[StreamCall] = []
+    if wire is Wire.ANTHROPIC:
+        for block in answer.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                arguments = json.dumps(block.get("input"), ensure_ascii=False)
+                out.append(StreamCall(str(block.get("id")), str(block.get("name")), arguments))
+    elif wire is Wire.CHAT:
+        for choice in answer.get("choices") or []:
+            for call in (choice.get("message") or {}).get("tool_calls") or []:
+                function = call.get("function") or {}
+                out.append(
+                    StreamCall(
+                        str(call.get("id")),
+                        str(function.get("name")),
+                        str(function.get("arguments", "")),
+                    )
+                )
+    elif wire is Wire.RESPONSES:
+        for item in answer.get("output") or []:
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                out.append(
+                    StreamCall(
+                        str(item.get("call_id")),
+                        str(item.get("name")),
+                        str(item.get("arguments", "")),
+                    )
+                )
+    return out
+
+
+def stream_calls(wire: Wire | None, body: bytes) -> list[StreamCall]:
+    """The tool calls a recorded ``body`` carried, in order, their arguments joined from
+    the deltas (a call whose start arrived is listed even if its arguments were cut)."""
+    whole = _whole(body)
+    if whole is not None:
+        return _whole_calls(wire, whole)
+    heads: dict[int, tuple[str, str]] = {}
+    pieces: dict[int, list[str]] = {}
+    for _, data in _events(body):
+        if not isinstance(data, dict):
+            continue
+        if wire is Wire.ANTHROPIC:
+            kind = data.get("type")
+            block = data.get("content_block") or {}
+            index = data.get("index")
+            if kind == "content_block_start" and block.get("type") == "tool_use":
+                heads[index] = (str(block.get("id")), str(block.get("name")))
+                pieces[index] = []
+            elif kind == "content_block_delta" and index in pieces:
+                pieces[index].append((data.get("delta") or {}).get("partial_json", ""))
+        elif wire is Wire.CHAT:
+            for choice in data.get("choices") or []:
+                for call in (choice.get("delta") or {}).get("tool_calls") or []:
+                    index = call.get("index", 0)
+                    function = call.get("function") or {}
+                    if index not in heads:
+                        heads[index] = (str(call.get("id")), str(function.get("name")))
+                        pieces[index] = []
+                    pieces[index].append(function.get("arguments") or "")
+        elif wire is Wire.RESPONSES:
+            kind = data.get("type")
+            item = data.get("item") or {}
+            index = data.get("output_index")
+            if kind == "response.output_item.added" and item.get("type") == "function_call":
+                heads[index] = (str(item.get("call_id")), str(item.get("name")))
+                pieces[index] = [str(item.get("arguments") or "")]
+            elif kind == "response.function_call_arguments.delta" and index in pieces:
+                pieces[index].append(str(data.get("delta", "")))
+    return [StreamCall(*heads[i], "".join(pieces[i])) for i in sorted(heads)]
+
+
+def stream_text(wire: Wire | None, body: bytes) -> str:
+    """The assistant text a recorded ``body`` carried (no reasoning, no calls)."""
+    whole = _whole(body)
+    if whole is not None:
+        if wire is Wire.ANTHROPIC:
+            blocks = whole.get("content") or []
+            return "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        if wire is Wire.CHAT:
+            choices = whole.get("choices") or []
+            return "".join(str((c.get("message") or {}).get("content") or "") for c in choices)
+        return "".join(
+            str(part.get("text", ""))
+            for item in whole.get("output") or []
+            if item.get("type") == "message"
+            for part in item.get("content") or []
+        )
+    out: list[str] = []
+    for _, data in _events(body):
+        if not isinstance(data, dict):
+            continue
+        if wire is Wire.ANTHROPIC and data.get("type") == "content_block_delta":
+            out.append((data.get("delta") or {}).get("text", ""))
+        elif wire is Wire.CHAT:
+            for choice in data.get("choices") or []:
+                out.append((choice.get("delta") or {}).get("content") or "")
+        elif wire is Wire.RESPONSES and data.get("type") == "response.output_text.delta":
+            out.append(str(data.get("delta", "")))
+    return "".join(out)

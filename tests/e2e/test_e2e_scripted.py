@@ -24,7 +24,7 @@ from scripted import (
     assistant_calls,
     tool_results,
 )
-from tap import StreamEnd, Tap, _events, stream_end
+from tap import StreamCall, StreamEnd, Tap, _events, stream_calls, stream_end, stream_text
 
 PATHS: Final = {
     Wire.ANTHROPIC: "/v1/messages",
@@ -39,11 +39,13 @@ TOOLS: Final = {
 BROKEN: Final = '{"path": "a.txt", "content": "C:\\Users\\new'
 
 
-def _post(url: str, wire: Wire, *, tools: bool = True) -> tuple[int, bytes, bool]:
-    """POST a streaming request of ``wire`` to ``url``: status, body, whether reading
-    it broke off."""
+def _post(
+    url: str, wire: Wire, *, tools: bool = True, stream: bool = True
+) -> tuple[int, bytes, bool]:
+    """POST a request of ``wire`` to ``url`` (streaming unless ``stream`` is false):
+    status, body, whether reading it broke off."""
     split = urlsplit(url)
-    body: dict[str, Any] = {"model": "m", "stream": True, "max_tokens": 100}
+    body: dict[str, Any] = {"model": "m", "stream": stream, "max_tokens": 100}
     body["messages" if wire is not Wire.RESPONSES else "input"] = [
         {"role": "user", "content": "go"}
     ]
@@ -94,7 +96,7 @@ NATURAL: Final = {
 @pytest.mark.parametrize("wire", list(Wire), ids=lambda w: w.value)
 @pytest.mark.parametrize("ending", list(Ending), ids=lambda e: e.value)
 def test_each_wire_ends_the_way_the_reply_says(wire: Wire, ending: Ending) -> None:
-    with ScriptedUpstream([Reply.call("w", BROKEN, ending=ending)]) as upstream:
+    with ScriptedUpstream([Reply.call("w", BROKEN, id="c", ending=ending)]) as upstream:
         status, body, broken = _post(upstream.root_url, wire)
     assert status == 200
     assert _arguments(wire, body) == BROKEN  # broken JSON streamed as written
@@ -108,6 +110,29 @@ def test_each_wire_ends_the_way_the_reply_says(wire: Wire, ending: Ending) -> No
         Ending.ERROR_EVENT: StreamEnd("error", False),
     }[ending]
     assert stream_end(wire, body) == expected
+    # the call as a client reads it, its start even when its arguments were cut
+    assert stream_calls(wire, body) == [StreamCall("c", "w", BROKEN)]
+
+
+@pytest.mark.parametrize("wire", list(Wire), ids=lambda w: w.value)
+def test_the_readers_read_a_whole_answer_as_a_stream(wire: Wire) -> None:
+    """Claude Code falls back to a non-streamed request after some broken streams: the
+    tap's readers take a whole JSON answer as they take a stream."""
+    call = Call.of("w", {"path": "a.txt"}, id="c1")
+    replies = [Reply(text="hello", calls=(call,)), Reply(text="hello")]
+    with ScriptedUpstream(replies) as upstream:
+        whole = [_post(upstream.root_url, wire, stream=False)[1] for _ in replies]
+    with ScriptedUpstream(replies) as upstream:
+        streamed = [_post(upstream.root_url, wire)[1] for _ in replies]
+    for body, as_stream in zip(whole, streamed, strict=True):
+        assert stream_calls(wire, body) == stream_calls(wire, as_stream)
+    assert [c.name for c in stream_calls(wire, whole[0])] == ["w"]
+    assert json.loads(stream_calls(wire, whole[0])[0].arguments) == {"path": "a.txt"}
+    assert [stream_end(wire, b) for b in whole] == [stream_end(wire, b) for b in streamed]
+    if wire is not Wire.RESPONSES:  # the scripted Responses answer carries calls only
+        assert stream_text(wire, whole[1]) == stream_text(wire, streamed[1]) == "hello"
+    else:
+        assert stream_text(wire, streamed[1]) == "hello"
 
 
 @pytest.mark.parametrize("wire", list(Wire), ids=lambda w: w.value)

@@ -152,7 +152,12 @@ def register(subparsers: Any) -> None:
         "readable) or the report cannot be written, 2 usage error, or telemetry is off "
         "($STREAMREPAIR_TELEMETRY=off) and no FILE is named.",
     )
-    stats.add_argument("file", nargs="?", metavar="FILE", help="the log (default: the hooks' log)")
+    stats.add_argument(
+        "file",
+        nargs="?",
+        metavar="FILE",
+        help="the log, read with its rotated files FILE.1, FILE.2, ... (default: the hooks' log)",
+    )
     stats.add_argument("--html", metavar="OUT", help="also write a one-page HTML report to OUT")
     stats.add_argument("--json", action="store_true", help="print the summary as JSON")
     stats.set_defaults(handler=_run_stats)
@@ -372,7 +377,7 @@ def _run_stats(args: argparse.Namespace) -> int:
     reader = LogReader()
     builder = StatsBuilder()
     try:
-        for record in reader.read_file(path):
+        for record in reader.read_log(path):
             builder.add(record)
     except FileNotFoundError:
         if named:

@@ -14,9 +14,13 @@ takes each tool's schema and the model from the request and applies no profiles)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any, Final
 
 from .._plural import plural
@@ -59,11 +63,21 @@ def add_proxy_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default 127.0.0.1)")
     group.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8787)")
     group.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes serving the port (default: the machine's cores); they share "
+        "the store",
+    )
+    group.add_argument(
         "--store",
         metavar="SPEC",
         default="memory",
-        help="where reasoning and repair notes are kept between requests: memory (default) "
-        "or a redis://host:port/db URL shared by every replica",
+        help="where reasoning and repair notes are kept between requests: memory (default; "
+        "with several workers, a file in memory they share), sqlite:PATH (a file several "
+        "serve processes on this machine share) or a redis://host:port/db URL shared by "
+        "every replica on every machine",
     )
     group.add_argument(
         "--store-ttl", type=float, default=None, metavar="SECONDS", help="memo lifetime (1 day)"
@@ -90,6 +104,38 @@ def add_proxy_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="largest tool-call argument text; larger calls are withheld (default 16 Mi)",
+    )
+    group.add_argument(
+        "--pool-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="upstream requests at once, per worker; past it a request is refused at once "
+        "with 503 and Retry-After (default 512)",
+    )
+    group.add_argument(
+        "--max-bytes-in-flight",
+        type=int,
+        default=None,
+        metavar="N",
+        help="request body bytes read or worked on at once, per worker; past it, 503 "
+        "(default 128 MiB)",
+    )
+    group.add_argument(
+        "--max-header-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="largest request head (request line and headers); past it, 431 and the "
+        "connection closed (default 64 KiB)",
+    )
+    group.add_argument(
+        "--header-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds a client has to send a request's head; then the connection is "
+        "closed (default 10)",
     )
     group.add_argument(
         "--connect-timeout", type=float, default=None, metavar="S", help="(default 10)"
@@ -155,6 +201,10 @@ def _config_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         ("read_timeout", "read_timeout"),
         ("text_tool_calls", "text_tool_calls"),
         ("stream_arguments", "stream_arguments"),
+        ("pool_size", "pool_size"),
+        ("max_bytes_in_flight", "max_bytes_in_flight"),
+        ("max_header_bytes", "max_header_bytes"),
+        ("header_timeout", "header_timeout"),
     ):
         value = getattr(args, option, None)
         if value is not None:
@@ -207,11 +257,13 @@ def run_proxy(args: argparse.Namespace, telemetry: Any) -> int:
         print(f"streamrepair serve: {exc}", file=sys.stderr)
         return 2
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401
 
         from ..proxy.app import create_app
         from ..proxy.config import ProxyConfig
-        from ..proxy.store import DEFAULT_TTL, open_store
+        from ..proxy.limits import split_files
+        from ..proxy.server import default_workers, serve
+        from ..proxy.store import DEFAULT_TTL
     except ImportError as exc:
         print(
             f"streamrepair serve: the proxy needs the serve extra ({exc.name} is missing): "
@@ -219,10 +271,18 @@ def run_proxy(args: argparse.Namespace, telemetry: Any) -> int:
             file=sys.stderr,
         )
         return 2
+    workers = args.workers if args.workers is not None else default_workers()
+    if workers < 1 or (workers > 1 and not hasattr(os, "fork")):
+        print(
+            "streamrepair serve: --workers must be 1 here, or more where fork exists",
+            file=sys.stderr,
+        )
+        return 2
     token = os.environ.get(args.token_env) or None
     upstream_key = os.environ.get(args.upstream_key_env) if args.upstream_key_env else None
+    ttl = args.store_ttl or DEFAULT_TTL
     try:
-        store = open_store(args.store, ttl=args.store_ttl or DEFAULT_TTL)
+        store = _StoreSpec(args.store, workers, ttl)
         config = ProxyConfig(
             upstream=args.upstream,
             token=token,
@@ -242,19 +302,117 @@ def run_proxy(args: argparse.Namespace, telemetry: Any) -> int:
             file=sys.stderr,
         )
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    app = create_app(config, store=store)
     extra = f", schemas for {plural(len(schemas), 'unlisted tool')}" if schemas else ""
-    print(
-        f"streamrepair serve: http://{args.host}:{args.port} -> {args.upstream} "
-        f"(store: {args.store}{extra})",
-        file=sys.stderr,
-    )
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        access_log=False,  # ours has no query strings and no secrets
-        log_level="warning",
-        lifespan="on",
-    )
-    return 0
+
+    def announce(limit: Any) -> None:
+        pool, clients = split_files(limit.soft, config.pool_size)
+        print(
+            f"streamrepair serve: http://{args.host}:{args.port} -> {args.upstream} "
+            f"({plural(workers, 'worker')}, store: {store.describe()}{extra}; "
+            f"{limit.describe()}; per worker at most {plural(pool, 'upstream connection')}"
+            + (f" and {plural(clients, 'client connection')}" if clients < 1 << 20 else "")
+            + ")",
+            file=sys.stderr,
+        )
+
+    def make_app() -> Any:
+        return create_app(config, store=store.open(), share=store.share())
+
+    with store:
+        return serve(
+            make_app,
+            host=args.host,
+            port=args.port,
+            workers=workers,
+            max_header_bytes=config.max_header_bytes,
+            header_timeout=config.header_timeout,
+            announce=announce,
+            on_death=store.forget,
+        )
+
+
+#: The workers' directories: ``streamrepair-serve-<supervisor pid>-<random>``.
+_PREFIX: Final = "streamrepair-serve-"
+
+
+def _remove_orphans(base: Path) -> None:
+    """Remove the workers' directories of ``serve`` processes that no longer run (killed
+    before they could remove their own: the memos of a directory in memory stay there)."""
+    for directory in base.glob(f"{_PREFIX}*-*"):
+        pid = directory.name[len(_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(directory, ignore_errors=True)
+        except PermissionError:
+            continue  # another user's process, alive
+
+
+class _StoreSpec:
+    """What ``--store`` names, for ``workers`` processes: opened in each worker after the
+    fork (``open``); with several workers and ``memory``, a SQLite file in a private
+    directory in memory (``/dev/shm`` when there is one), which also holds the workers'
+    counters (``share``) and is removed at exit."""
+
+    def __init__(self, spec: str, workers: int, ttl: float) -> None:
+        self.spec = spec
+        self.workers = workers
+        self.ttl = ttl
+        self.directory: Path | None = None
+        self.file: Path | None = None
+        if spec.startswith("sqlite:"):
+            self.file = Path(spec[len("sqlite:") :]).expanduser()
+            if not str(self.file).strip():
+                raise ValueError("--store sqlite:PATH needs a PATH")
+        elif spec.startswith(("redis://", "rediss://", "unix://")):
+            import redis.asyncio  # noqa: F401  (ImportError: the redis extra is missing)
+        elif spec != "memory":
+            raise ValueError(f"--store must be memory, sqlite:PATH or a redis:// URL, not {spec!r}")
+        if workers > 1:
+            shm = Path("/dev/shm")
+            base = shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+            _remove_orphans(base)
+            prefix = f"{_PREFIX}{os.getpid()}-"
+            self.directory = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+            if spec == "memory":
+                self.file = self.directory / "memos.sqlite3"
+        if self.file is not None:
+            from ..proxy.shared_store import create_file
+
+            create_file(self.file)  # once, before the workers open it
+
+    def __enter__(self) -> _StoreSpec:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def describe(self) -> str:
+        if self.spec == "memory" and self.file is not None:
+            return f"memory, shared by the workers ({self.file})"
+        return self.spec
+
+    def open(self) -> Any:
+        from ..proxy.store import open_store
+
+        if self.file is not None:
+            from ..proxy.shared_store import SqliteStore
+
+            return SqliteStore(self.file, ttl=self.ttl)
+        return open_store(self.spec, ttl=self.ttl)
+
+    def share(self) -> Any:
+        if self.directory is None:
+            return None
+        from ..proxy.workers import MetricsShare
+
+        return MetricsShare(self.directory)
+
+    def forget(self, pid: int) -> None:
+        share = self.share()
+        if share is not None:
+            with contextlib.suppress(OSError):
+                share.forget(pid)

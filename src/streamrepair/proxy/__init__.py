@@ -17,9 +17,13 @@ or cannot be repaired. See ``docs/proxy.md``.
 * :mod:`.whole`: :func:`judge_body` (a non-streamed response judged by the same relay);
 * :mod:`.fixes`: :func:`fix_request` (request-side fixes) and :func:`referenced_calls`;
 * :mod:`.store`: :class:`MemoryStore`, :class:`RedisStore`, :func:`open_store`;
+  :mod:`.shared_store`: :class:`SqliteStore` (several workers, one file);
 * :mod:`.metrics`: :class:`ProxyMetrics` (``/metrics``);
-* :mod:`.config`: :class:`ProxyConfig`; :mod:`.app`: :func:`create_app` (needs the
-  ``serve`` extra).
+* :mod:`.config`: :class:`ProxyConfig`; :mod:`.app`: :func:`create_app` and
+  :mod:`.service`: :class:`ServiceApp`, the ASGI app (both need the ``serve`` extra);
+  :mod:`.limits`: :class:`Limits`, the service limits; :mod:`.bodies`: large request
+  bodies off the event loop; :mod:`.server`: :func:`serve`, uvicorn with bounded heads
+  in one process or several (:mod:`.workers`).
 
 The names are imported on first use.
 """
@@ -36,8 +40,16 @@ if _typing.TYPE_CHECKING:
     from .app import STREAM_ARGUMENTS_HEADER as STREAM_ARGUMENTS_HEADER
     from .app import TEXT_CALLS_HEADER as TEXT_CALLS_HEADER
     from .app import create_app as create_app
+    from .bodies import dumps_stepwise as dumps_stepwise
+    from .bodies import encode_json as encode_json
+    from .bodies import loads_stepwise as loads_stepwise
+    from .bodies import off_loop as off_loop
+    from .bodies import parse_json as parse_json
     from .chat import ChatRelay as ChatRelay
     from .config import DEFAULT_CONNECT_TIMEOUT as DEFAULT_CONNECT_TIMEOUT
+    from .config import DEFAULT_HEADER_TIMEOUT as DEFAULT_HEADER_TIMEOUT
+    from .config import DEFAULT_LARGE_BODY_BYTES as DEFAULT_LARGE_BODY_BYTES
+    from .config import DEFAULT_MAX_HEADER_BYTES as DEFAULT_MAX_HEADER_BYTES
     from .config import DEFAULT_MAX_REQUEST_BYTES as DEFAULT_MAX_REQUEST_BYTES
     from .config import DEFAULT_READ_TIMEOUT as DEFAULT_READ_TIMEOUT
     from .config import ProxyConfig as ProxyConfig
@@ -50,9 +62,24 @@ if _typing.TYPE_CHECKING:
     from .fixes import RequestFixes as RequestFixes
     from .fixes import fix_request as fix_request
     from .fixes import referenced_calls as referenced_calls
+    from .limits import ADMITTED as ADMITTED
+    from .limits import CLIENT_CONNECTIONS as CLIENT_CONNECTIONS
+    from .limits import DEFAULT_MAX_BYTES_IN_FLIGHT as DEFAULT_MAX_BYTES_IN_FLIGHT
+    from .limits import DEFAULT_POOL_SIZE as DEFAULT_POOL_SIZE
+    from .limits import LIMIT_NAMES as LIMIT_NAMES
+    from .limits import RESERVED_FILES as RESERVED_FILES
+    from .limits import RETRY_AFTER as RETRY_AFTER
+    from .limits import ConnectionCount as ConnectionCount
+    from .limits import Limit as Limit
+    from .limits import Limits as Limits
+    from .limits import OpenFileLimit as OpenFileLimit
+    from .limits import is_out_of_files as is_out_of_files
+    from .limits import raise_open_file_limit as raise_open_file_limit
+    from .limits import split_files as split_files
     from .memo import CallMemo as CallMemo
     from .memo import note_dicts as note_dicts
     from .memo import turn_memos as turn_memos
+    from .metrics import MAX_LABEL_CHARS as MAX_LABEL_CHARS
     from .metrics import MAX_LABEL_VALUES as MAX_LABEL_VALUES
     from .metrics import ProxyMetrics as ProxyMetrics
     from .positions import Renumbering as Renumbering
@@ -61,14 +88,39 @@ if _typing.TYPE_CHECKING:
     from .relay import Relay as Relay
     from .responses import ResponsesRelay as ResponsesRelay
     from .responses import notice_item as notice_item
+    from .server import BACKLOG as BACKLOG
+    from .server import bind as bind
+    from .server import default_workers as default_workers
+    from .server import guarded_protocol as guarded_protocol
+    from .server import preload as preload
+    from .server import serve as serve
+    from .service import LIMIT_HEADER as LIMIT_HEADER
+    from .service import RequestHandler as RequestHandler
+    from .service import ServiceApp as ServiceApp
+    from .service import StreamBody as StreamBody
+    from .service import refusal as refusal
+    from .shared_store import TOUCH_SECONDS as TOUCH_SECONDS
+    from .shared_store import SqliteStore as SqliteStore
+    from .shared_store import create_file as create_file
+    from .store import DEFAULT_BREAKER_COOLDOWN as DEFAULT_BREAKER_COOLDOWN
+    from .store import DEFAULT_BREAKER_THRESHOLD as DEFAULT_BREAKER_THRESHOLD
     from .store import DEFAULT_MAX_CHARS as DEFAULT_MAX_CHARS
     from .store import DEFAULT_MAX_ENTRIES as DEFAULT_MAX_ENTRIES
+    from .store import DEFAULT_STORE_TIMEOUT as DEFAULT_STORE_TIMEOUT
     from .store import DEFAULT_TTL as DEFAULT_TTL
+    from .store import MEMO_FIXES as MEMO_FIXES
+    from .store import UNAVAILABLE_FIXES_HEADER as UNAVAILABLE_FIXES_HEADER
+    from .store import BreakerState as BreakerState
+    from .store import CircuitBreaker as CircuitBreaker
     from .store import MemoryStore as MemoryStore
     from .store import RedisStore as RedisStore
     from .store import StateStore as StateStore
+    from .store import StoreLookup as StoreLookup
+    from .store import StoreStats as StoreStats
+    from .store import StoreStatus as StoreStatus
     from .store import memo_key as memo_key
     from .store import open_store as open_store
+    from .store import unavailable_fixes as unavailable_fixes
     from .tools import usable_tools as usable_tools
     from .tools import with_schemas as with_schemas
     from .upstream import DECODABLE_ENCODINGS as DECODABLE_ENCODINGS
@@ -89,5 +141,10 @@ if _typing.TYPE_CHECKING:
     from .wire import refusal_call as refusal_call
     from .wire import refused_verdicts as refused_verdicts
     from .wire import sse_event as sse_event
+    from .workers import PUBLISH_SECONDS as PUBLISH_SECONDS
+    from .workers import QUICK_DEATH as QUICK_DEATH
+    from .workers import MetricsShare as MetricsShare
+    from .workers import merge_pages as merge_pages
+    from .workers import supervise as supervise
 
 __all__, __getattr__, __dir__ = attach(__name__, __file__)

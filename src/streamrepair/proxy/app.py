@@ -33,26 +33,35 @@ import enum
 import hmac
 import json
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
-from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.responses import JSONResponse, Response
 
 from ..errors import UpstreamBroken, UpstreamTimeout, UpstreamUnreachable
 from ..providers.textcalls import TextCallFormat
+from ..telemetry.record import shorten
 from ._api import Api, openai_error
 from ._table import api_for
+from .bodies import encode_json, off_loop, parse_json
 from .config import ProxyConfig
 from .fixes import RequestFixes, fix_request, referenced_calls
+from .limits import Limits
 from .memo import CallMemo
-from .metrics import ProxyMetrics
+from .metrics import MAX_LABEL_CHARS, ProxyMetrics
 from .relay import Relay
-from .store import MemoryStore, StateStore, memo_key
+from .service import ServiceApp, StreamBody
+from .store import (
+    UNAVAILABLE_FIXES_HEADER,
+    MemoryStore,
+    StateStore,
+    memo_key,
+    unavailable_fixes,
+)
 from .tools import usable_tools, with_schemas
 from .upstream import (
     DECODABLE_ENCODINGS,
@@ -65,6 +74,8 @@ from .whole import judge_body, memos_of_response
 
 if TYPE_CHECKING:
     import httpx
+
+    from .workers import MetricsShare
 
 __all__ = [
     "FIXES_HEADER",
@@ -109,27 +120,6 @@ _SLICE_BYTES: Final = 4096
 _LOGGER = logging.getLogger("streamrepair.proxy")
 
 
-class _UpstreamDropped(Exception):
-    """Raised out of a streamed response to drop the client's connection because the
-    upstream's dropped mid-stream: the client sees the failure the upstream gave (a
-    stream cut short, no end), and a harness retries as it would without the proxy. The
-    server closes the connection without the response's last chunk; the log filter
-    below keeps this out of the server's error log (the access log records it)."""
-
-
-class _QuietDrops(logging.Filter):
-    """Leave :class:`_UpstreamDropped` out of the ASGI server's error log: it is the
-    proxy passing a failure on, not a fault in the proxy."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        while exc is not None:
-            if isinstance(exc, _UpstreamDropped):
-                return False
-            exc = exc.__cause__ or exc.__context__
-        return True
-
-
 class _Handling(enum.Enum):
     """What the proxy does with an upstream's answer."""
 
@@ -153,11 +143,13 @@ class _Proxy:
         config: ProxyConfig,
         store: StateStore,
         transport: httpx.AsyncBaseTransport | None,
+        limits: Limits,
     ) -> None:
         self.config = config
         self.store = store
-        self.metrics = ProxyMetrics()
+        self.metrics = ProxyMetrics(store=store)
         self.transport = transport
+        self.limits = limits
         self.client: UpstreamClient | None = None
         base = config.upstream.rstrip("/")
         self.base = base
@@ -166,21 +158,21 @@ class _Proxy:
     # -- lifecycle -------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(self) -> AsyncIterator[None]:
         config = self.config
         client: UpstreamClient
         if self.transport is not None:
             client = HttpxUpstream(
                 connect_timeout=config.connect_timeout,
                 read_timeout=config.read_timeout,
-                max_connections=config.max_connections,
+                limits=self.limits,
                 transport=self.transport,
             )
         else:
             client = AiohttpUpstream(
                 connect_timeout=config.connect_timeout,
                 read_timeout=config.read_timeout,
-                max_connections=config.max_connections,
+                limits=self.limits,
             )
         self.client = client
         try:
@@ -198,13 +190,9 @@ class _Proxy:
             "status": "ok" if store_ok else "degraded",
             "store": "ok" if store_ok else "unavailable",
             "active_streams": self.metrics.active_streams,
+            "worker": os.getpid(),  # which of several workers answered
         }
         return JSONResponse(body, status_code=200 if store_ok else 503)
-
-    async def metrics_endpoint(self, request: Request) -> Response:
-        if not self._authorized(request):
-            return self._unauthorized(None)
-        return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4")
 
     # -- auth ------------------------------------------------------------------------------
 
@@ -229,6 +217,11 @@ class _Proxy:
     def _unauthorized(self, api: Api | None) -> Response:
         return _error(api, 401, "missing or wrong proxy token", "authentication_error")
 
+    def authorized(self, request: Request) -> Response | None:
+        """None when ``request`` may see the proxy's own pages (``/metrics``), else the
+        401 to answer it with."""
+        return None if self._authorized(request) else self._unauthorized(None)
+
     # -- forwarding ------------------------------------------------------------------------
 
     def _url(self, request: Request) -> str:
@@ -241,6 +234,9 @@ class _Proxy:
     def _headers(self, request: Request, api: Api | None) -> list[tuple[str, str]]:
         drop = set(_HOP_BY_HOP)
         drop.update((TEXT_CALLS_HEADER, STREAM_ARGUMENTS_HEADER))
+        # The server here answered Expect (100 Continue) and read the body: forwarded,
+        # the upstream client would hold the body back for a 100 that never comes.
+        drop.add("expect")
         extra: list[tuple[str, str]] = []
         if self.config.token is not None:
             _, where = self._presented(request)
@@ -303,25 +299,31 @@ class _Proxy:
             return self._finish_log(response, info, started)
         parsed: dict[str, Any] | None = None
         fixes = RequestFixes()
+        unavailable: tuple[str, ...] = ()
         if api is not None:
+            large = len(body) >= self.config.large_body_bytes  # worked on off the loop
             try:
-                candidate = json.loads(body) if body else None
+                candidate = await parse_json(body, large=large) if body else None
             except (ValueError, RecursionError):
                 candidate = None
             if isinstance(candidate, dict):
                 parsed = candidate
                 model = parsed.get("model")
-                info["model"] = model if isinstance(model, str) else ""
+                info["model"] = shorten(model, MAX_LABEL_CHARS) if isinstance(model, str) else ""
                 info["stream"] = parsed.get("stream") is True
-                fixes = await self._fix(request, api, parsed)
+                fixes, unavailable = await self._fix(request, api, parsed, large=large)
                 if fixes.body is not None:
-                    body = json.dumps(fixes.body, ensure_ascii=False, separators=(",", ":")).encode(
-                        "utf-8"
-                    )
+                    body = await encode_json(fixes.body, large=large)
                 if fixes.counts:
                     info["request_fixes"] = fixes.counts
                     for name, count in fixes.counts.items():
                         self.metrics.add("streamrepair_proxy_request_fixes_total", count, fix=name)
+                if unavailable:
+                    info["fixes_unavailable"] = list(unavailable)
+                    for name in unavailable:
+                        self.metrics.add(
+                            "streamrepair_proxy_request_fixes_unavailable_total", fix=name
+                        )
         assert self.client is not None, "the app's lifespan has not started"
         try:
             answer = await self.client.send(
@@ -356,30 +358,40 @@ class _Proxy:
         headers = [(k, v) for k, v in answer.headers if k.lower() not in drop]
         if fixes.counts:
             headers.append((FIXES_HEADER, fixes.header()))
+        if unavailable:
+            headers.append((UNAVAILABLE_FIXES_HEADER, ", ".join(unavailable)))
         if whole is not None:
             return await self._judge(request, whole, answer, headers, info, started)
         if relay is None:
             remember = api if handling is _Handling.REMEMBER else None
             stream = self._pass(answer, info, started, remember, request)
         else:
-            stream = self._relay(request, relay, answer, parsed or {}, info, started)
-        streaming = StreamingResponse(stream, status_code=answer.status)
+            stream = self._relay(request, relay, answer, info, started)
+        streaming = StreamBody(stream, answer.status, close=answer.aclose)
         streaming.raw_headers = _raw(headers)
         return streaming
 
-    async def _fix(self, request: Request, api: Api, parsed: dict[str, Any]) -> RequestFixes:
+    async def _fix(
+        self, request: Request, api: Api, parsed: dict[str, Any], *, large: bool = False
+    ) -> tuple[RequestFixes, tuple[str, ...]]:
+        """The request-side fixes, and the fixes that needed a memo the store could not
+        give (it failed, timed out or its breaker is open: ``unavailable_fixes``); off the
+        event loop for a ``large`` body."""
         ids = referenced_calls(api.protocol, parsed)
         memos: dict[str, CallMemo] = {}
+        unavailable: tuple[str, ...] = ()
         if ids:
             credential = self._credential(request)
             keys = {memo_key(credential, call_id): call_id for call_id in ids}
-            found = await self.store.get(keys)
-            memos = {keys[k]: memo for k, memo in found.items()}
+            lookup = await self.store.lookup(keys)
+            memos = {keys[k]: memo for k, memo in lookup.found.items()}
+            if not lookup.available:
+                unavailable = await off_loop(large, unavailable_fixes, api.protocol, parsed)
         try:
-            return fix_request(api.protocol, parsed, memos)
+            return await off_loop(large, fix_request, api.protocol, parsed, memos), unavailable
         except Exception:  # never fail a request over a fix: send it as the client did
             _LOGGER.exception("request fix failed; forwarding the request unchanged")
-            return RequestFixes()
+            return RequestFixes(), unavailable
 
     def _text_calls(self, request: Request) -> str | None:
         """The text tool-call format for this request: its header, else the config's
@@ -451,7 +463,8 @@ class _Proxy:
         read: tuple[bytes, AsyncIterator[bytes], float | None] | None = None,
     ) -> AsyncIterator[bytes]:
         """The answer as the upstream sent it (``read``: the bytes already read, the
-        body's iterator they came from and when the first came)."""
+        body's iterator they came from and when the first came). A body the upstream cut
+        short raises :class:`~streamrepair.errors.UpstreamBroken` after its last byte."""
         sent = 0
         first: float | None = None
         held: list[bytes] = []  # a non-streaming body, kept until its memos are stored
@@ -485,6 +498,9 @@ class _Proxy:
             self.metrics.add("streamrepair_proxy_upstream_errors_total", kind="read")
             if held:
                 yield b"".join(held)  # what came before the break, as it came
+            # ended without its last chunk (StreamBody), so the client sees the body cut
+            # short: a clean end would pass a truncated body off as whole
+            raise
         finally:
             with anyio.CancelScope(shield=True):
                 await answer.aclose()
@@ -519,7 +535,7 @@ class _Proxy:
                     stream = self._pass(
                         answer, info, started, read=(b"".join(parts), pieces, first)
                     )
-                    passing = StreamingResponse(stream, status_code=answer.status)
+                    passing = StreamBody(stream, answer.status, close=answer.aclose)
                     length = [(k, v) for k, v in answer.headers if k.lower() == "content-length"]
                     passing.raw_headers = _raw(headers + length)
                     return passing
@@ -562,10 +578,11 @@ class _Proxy:
         request: Request,
         relay: Relay,
         answer: UpstreamResponse,
-        parsed: dict[str, Any],
         info: dict[str, Any],
         started: float,
     ) -> AsyncIterator[bytes]:
+        # Not the parsed request: a stream holds what it reads for its whole length, and
+        # a 30 MiB history parsed is some 150 MB.
         metrics = self.metrics
         metrics.active_streams += 1
         sent = 0
@@ -604,8 +621,10 @@ class _Proxy:
                 sent += len(data)
                 yield data
             if relay.dropped:
+                # the client sees the failure the upstream gave: a stream cut short, with
+                # no end (StreamBody leaves the response unfinished), so a harness retries
                 info["dropped"] = True
-                raise _UpstreamDropped(str(info.get("upstream_error") or "the upstream broke"))
+                raise UpstreamBroken(str(info.get("upstream_error") or "read"))
             completed = True
             # Read what the upstream still sends after its end marker (the chunked
             # terminator), briefly, so that its connection goes back to the pool.
@@ -643,6 +662,10 @@ class _Proxy:
     def _finish_log(self, response: Response, info: dict[str, Any], started: float) -> Response:
         self._log(info, None, started, None, status=response.status_code)
         return response
+
+    def log_answer(self, response: Response, info: dict[str, Any], started: float) -> None:
+        """Count an answer the service gave for the handler (a refusal) and log it."""
+        self._finish_log(response, info, started)
 
     def _log(
         self,
@@ -720,25 +743,19 @@ def create_app(
     *,
     store: StateStore | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
-) -> Starlette:
-    """The proxy as an ASGI app (serve it with uvicorn: ``streamrepair serve``).
+    share: MetricsShare | None = None,
+) -> ServiceApp:
+    """The proxy as an ASGI app (serve it with uvicorn, on asyncio: ``streamrepair
+    serve``; ``service.py`` says what it guarantees around each request).
 
     ``store`` defaults to a :class:`~.store.MemoryStore`. ``transport`` (an
     ``httpx.AsyncBaseTransport``) makes the upstream client an httpx one on that
-    transport (tests, custom transports); without it the client is aiohttp's.
+    transport (tests, custom transports); without it the client is aiohttp's. ``share``
+    is for one of several workers (``workers.py``): ``/metrics`` then counts them all.
     """
-    proxy = _Proxy(config, store if store is not None else MemoryStore(), transport)
-    methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
-    routes = [
-        Route("/healthz", proxy.healthz, methods=["GET"]),
-        Route("/metrics", proxy.metrics_endpoint, methods=["GET"]),
-        Route("/{path:path}", proxy.handle, methods=methods),
-    ]
-    app = Starlette(routes=routes, lifespan=proxy.lifespan)
-    app.state.proxy = proxy
-    quiet = _QuietDrops()
-    for name in ("uvicorn.error", "uvicorn"):
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, _QuietDrops) for f in logger.filters):
-            logger.addFilter(quiet)
-    return app
+    limits = Limits(
+        upstream_connections=config.pool_size,
+        request_bytes_in_flight=config.max_bytes_in_flight,
+    )
+    proxy = _Proxy(config, store if store is not None else MemoryStore(), transport, limits)
+    return ServiceApp(proxy, limits, body_limit=config.max_request_bytes, share=share)

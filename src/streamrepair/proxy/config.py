@@ -12,10 +12,14 @@ from typing import Any, Final
 from ..providers.textcalls import TextCallFormat
 from ..syntax.assembler import DEFAULT_MAX_SIZE
 from ..telemetry.log import TelemetryLog
+from .limits import DEFAULT_MAX_BYTES_IN_FLIGHT, DEFAULT_POOL_SIZE
 from .wire import Refusals
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_HEADER_TIMEOUT",
+    "DEFAULT_LARGE_BODY_BYTES",
+    "DEFAULT_MAX_HEADER_BYTES",
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_READ_TIMEOUT",
     "ProxyConfig",
@@ -28,6 +32,15 @@ DEFAULT_CONNECT_TIMEOUT: Final = 10.0
 #: Seconds without a byte from the upstream before giving up (DeepSeek closes a queued
 #: request after 10 minutes; its keep-alive comments count as bytes).
 DEFAULT_READ_TIMEOUT: Final = 600.0
+#: Most bytes of a request's head (request line and headers) the server reads; more is
+#: answered 431 and the connection closed (a 100 MB header was once read for 110 s).
+DEFAULT_MAX_HEADER_BYTES: Final = 64 * 1024
+#: Seconds a client has to send a request's whole head once its connection is open or
+#: its first byte came; then the connection is closed (slowloris).
+DEFAULT_HEADER_TIMEOUT: Final = 10.0
+#: Request bodies from this size up are parsed, fixed and re-encoded off the event loop,
+#: so that one long history does not stall every other stream (``bodies.py``).
+DEFAULT_LARGE_BODY_BYTES: Final = 512 * 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +66,12 @@ class ProxyConfig:
     held: no client can be kept from running a half-sent one); a request's
     ``x-streamrepair-stream-arguments`` header (``on`` or ``off``) overrides it.
 
+    Service bounds (``docs/proxy.md``, Operations): ``pool_size`` upstream requests at
+    once and ``max_bytes_in_flight`` request body bytes at once (past either, a 503 with
+    ``Retry-After``, never a queue); ``max_header_bytes`` and ``header_timeout`` bound a
+    request's head (read by the server ``streamrepair serve`` runs, ``server.py``);
+    bodies of ``large_body_bytes`` or more are worked on off the event loop.
+
     ``schemas`` (tool name -> parameter schema, as ``load_schema_files`` reads them) are
     the schemas of tools a request does not list: a call to one of them gets its schema
     rules too (Claude Code's deferred MCP tools, which are not in the request's
@@ -77,7 +96,11 @@ class ProxyConfig:
     max_argument_chars: int = DEFAULT_MAX_SIZE
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     read_timeout: float = DEFAULT_READ_TIMEOUT
-    max_connections: int = 512
+    pool_size: int = DEFAULT_POOL_SIZE
+    max_bytes_in_flight: int = DEFAULT_MAX_BYTES_IN_FLIGHT
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    large_body_bytes: int = DEFAULT_LARGE_BODY_BYTES
     access_log: bool = True
     telemetry: TelemetryLog | None = None
     text_tool_calls: str | None = None
@@ -95,3 +118,14 @@ class ProxyConfig:
             raise TypeError(f"refusals must be a Refusals, not {self.refusals!r}")
         if self.max_request_bytes < 1 or self.max_argument_chars < 1:
             raise ValueError("max_request_bytes and max_argument_chars must be positive")
+        if self.pool_size < 1 or self.max_header_bytes < 1024 or self.header_timeout <= 0:
+            raise ValueError(
+                "pool_size must be positive, max_header_bytes at least 1024 and "
+                "header_timeout positive"
+            )
+        if self.max_bytes_in_flight < self.max_request_bytes:
+            raise ValueError(
+                f"max_bytes_in_flight ({self.max_bytes_in_flight}) must be at least "
+                f"max_request_bytes ({self.max_request_bytes}): a body of the largest "
+                "size accepted could never be read"
+            )

@@ -20,6 +20,15 @@ Two implementations:
 * :class:`HttpxUpstream`: httpx's ``AsyncClient``, used when the caller passes an
   ``httpx`` transport to :func:`~.app.create_app` (tests, custom transports).
 
+Both take a slot of the pool (:class:`~.limits.Limits` ``upstream_connections``) before a
+request goes out and give it back when the answer is closed: a request that finds every
+slot taken is refused at once (:class:`~streamrepair.errors.ServiceLimitError`, a 503),
+never queued until the connect timeout (issue 22: 520 requests whose clients had left
+held all 512 connections, and the next one got a 504 after 10.8 s). A connection that
+cannot be opened because the process is out of descriptors is refused the same way
+(``open_files``), not reported as an unreachable upstream. :meth:`UpstreamResponse.aclose`
+before the body's end closes the connection, which the upstream sees at once.
+
 Both pass requests through as the client sent them: nothing is added that the client did
 not send (no default ``User-Agent``, ``Accept`` or ``Accept-Encoding``), the URL is sent
 as written (no requoting), redirects are not followed, bodies are not decompressed on a
@@ -34,6 +43,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..errors import UpstreamBroken, UpstreamTimeout, UpstreamUnreachable
+from .limits import Limits, is_out_of_files
 
 if TYPE_CHECKING:
     import aiohttp
@@ -109,11 +119,27 @@ def _decoder(encoding: str) -> Any:
 # -- aiohttp ----------------------------------------------------------------------------------
 
 
-class _AiohttpResponse:
-    __slots__ = ("_done", "_response", "headers", "status")
+class _Slot:
+    """A slot of the pool, given back once."""
 
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
+    __slots__ = ("_limits",)
+
+    def __init__(self, limits: Limits) -> None:
+        limits.upstream_connections.take()
+        self._limits: Limits | None = limits
+
+    def give(self) -> None:
+        limits, self._limits = self._limits, None
+        if limits is not None:
+            limits.upstream_connections.give()
+
+
+class _AiohttpResponse:
+    __slots__ = ("_done", "_response", "_slot", "headers", "status")
+
+    def __init__(self, response: aiohttp.ClientResponse, slot: _Slot) -> None:
         self._response = response
+        self._slot = slot
         self.status: int = response.status
         self.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers]
         self._done = False
@@ -127,8 +153,9 @@ class _AiohttpResponse:
         import aiohttp
 
         decoder = _decoder(self.header("content-encoding")) if decode else None
+        read = self._response.content.readany  # what the socket buffered, at once
         try:
-            async for data in self._response.content.iter_any():
+            while data := await read():
                 if decoder is not None:
                     data = decoder.decompress(data)
                     if not data:
@@ -143,10 +170,13 @@ class _AiohttpResponse:
         self._done = True
 
     async def aclose(self) -> None:
-        if self._done and self._response.content.at_eof():
-            self._response.release()
-        else:
-            self._response.close()
+        try:
+            if self._done and self._response.content.at_eof():
+                self._response.release()
+            else:
+                self._response.close()
+        finally:
+            self._slot.give()
 
 
 class AiohttpUpstream:
@@ -158,11 +188,13 @@ class AiohttpUpstream:
         *,
         connect_timeout: float,
         read_timeout: float,
-        max_connections: int,
+        limits: Limits,
     ) -> None:
         import aiohttp
 
-        connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0)
+        self._limits = limits
+        pool = limits.upstream_connections.capacity
+        connector = aiohttp.TCPConnector(limit=pool, limit_per_host=0)
         timeout = aiohttp.ClientTimeout(
             total=None,
             connect=connect_timeout,  # a free pooled connection, or a new one
@@ -186,6 +218,7 @@ class AiohttpUpstream:
         import aiohttp
         from yarl import URL
 
+        slot = _Slot(self._limits)  # ServiceLimitError when the pool is full
         try:
             response = await self._session.request(
                 method,
@@ -196,11 +229,16 @@ class AiohttpUpstream:
                 allow_redirects=False,
                 compress=None,
             )
-        except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
-            raise UpstreamTimeout(type(exc).__name__) from exc
-        except (aiohttp.ClientError, OSError, ValueError) as exc:
-            raise UpstreamUnreachable(type(exc).__name__) from exc
-        return _AiohttpResponse(response)
+        except BaseException as exc:  # failed, or cancelled: the client left before the head
+            slot.give()
+            if isinstance(exc, TimeoutError | aiohttp.ServerTimeoutError):
+                raise UpstreamTimeout(type(exc).__name__) from exc
+            if isinstance(exc, aiohttp.ClientError | OSError | ValueError):
+                if is_out_of_files(exc):
+                    raise self._limits.open_files.refusal() from exc
+                raise UpstreamUnreachable(type(exc).__name__) from exc
+            raise
+        return _AiohttpResponse(response, slot)
 
     async def aclose(self) -> None:
         await self._session.close()
@@ -210,10 +248,11 @@ class AiohttpUpstream:
 
 
 class _HttpxResponse:
-    __slots__ = ("_done", "_response", "headers", "status")
+    __slots__ = ("_done", "_response", "_slot", "headers", "status")
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, slot: _Slot) -> None:
         self._response = response
+        self._slot = slot
         self.status: int = response.status_code
         self.headers = list(response.headers.multi_items())
         self._done = False
@@ -234,7 +273,10 @@ class _HttpxResponse:
         self._done = True
 
     async def aclose(self) -> None:
-        await self._response.aclose()
+        try:
+            await self._response.aclose()
+        finally:
+            self._slot.give()
 
 
 class HttpxUpstream:
@@ -246,7 +288,7 @@ class HttpxUpstream:
         *,
         connect_timeout: float,
         read_timeout: float,
-        max_connections: int,
+        limits: Limits,
         keepalive_connections: int = 100,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
@@ -254,9 +296,11 @@ class HttpxUpstream:
 
         import httpx
 
-        limits = httpx.Limits(
-            max_connections=max_connections,
-            max_keepalive_connections=min(keepalive_connections, max_connections),
+        self._limits = limits
+        pool = limits.upstream_connections.capacity
+        pool_limits = httpx.Limits(
+            max_connections=pool,
+            max_keepalive_connections=min(keepalive_connections, pool),
         )
         timeout = httpx.Timeout(
             connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout
@@ -264,7 +308,7 @@ class HttpxUpstream:
         # A jar that accepts no cookie: one client serves every client of the proxy.
         jar = http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
         self._client = httpx.AsyncClient(
-            limits=limits, timeout=timeout, transport=transport, trust_env=False, cookies=jar
+            limits=pool_limits, timeout=timeout, transport=transport, trust_env=False, cookies=jar
         )
 
     async def send(
@@ -276,13 +320,19 @@ class HttpxUpstream:
         for name in ("accept", "accept-encoding", "user-agent", "connection"):
             if not any(k.lower() == name for k, _ in headers):  # added by httpx, not sent
                 request.headers.pop(name, None)
+        slot = _Slot(self._limits)
         try:
             response = await self._client.send(request, stream=True)
-        except httpx.TimeoutException as exc:
-            raise UpstreamTimeout(type(exc).__name__) from exc
-        except httpx.HTTPError as exc:
-            raise UpstreamUnreachable(type(exc).__name__) from exc
-        return _HttpxResponse(response)
+        except BaseException as exc:
+            slot.give()
+            if isinstance(exc, httpx.TimeoutException):
+                raise UpstreamTimeout(type(exc).__name__) from exc
+            if isinstance(exc, httpx.HTTPError | OSError):
+                if is_out_of_files(exc):
+                    raise self._limits.open_files.refusal() from exc
+                raise UpstreamUnreachable(type(exc).__name__) from exc
+            raise
+        return _HttpxResponse(response, slot)
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -8,6 +8,7 @@ unless the log was opened with** ``include_arguments=True``.
 from __future__ import annotations
 
 import enum
+import hashlib
 import os
 import time
 from collections.abc import Mapping
@@ -18,12 +19,14 @@ from typing import Any, Final
 __all__ = [
     "ARGUMENTS_ENV",
     "CALL_OUTCOMES",
+    "MAX_FIELD_CHARS",
     "OTEL_ENV",
     "TELEMETRY_ENV",
     "Outcome",
     "TelemetryRecord",
     "default_telemetry_path",
     "flag_from_env",
+    "shorten",
     "telemetry_path_from_env",
 ]
 
@@ -33,6 +36,11 @@ TELEMETRY_ENV: Final = "STREAMREPAIR_TELEMETRY"
 ARGUMENTS_ENV: Final = "STREAMREPAIR_TELEMETRY_ARGUMENTS"
 #: Environment variable that, set to ``1``, also reports OpenTelemetry counters.
 OTEL_ENV: Final = "STREAMREPAIR_OTEL"
+#: Longest text a record field holds in the log (harness, model, tool, reason, session,
+#: call id, each rule name): a model or tool name is whatever a client or a model sent,
+#: and one of 256 KiB once made every log line that long. Longer ones are shortened.
+MAX_FIELD_CHARS: Final = 256
+_HASH_CHARS: Final = 8
 _OFF: Final = frozenset({"", "0", "off", "false", "no", "none"})
 _ON: Final = frozenset({"1", "on", "true", "yes"})
 
@@ -64,6 +72,19 @@ CALL_OUTCOMES: Final = (
     Outcome.REJECTED,
     Outcome.SKIPPED,
 )
+
+
+def shorten(value: str, limit: int = MAX_FIELD_CHARS) -> str:
+    """``value`` itself when it has at most ``limit`` characters, else its first
+    characters, ``…`` and 8 hex digits of its SHA-256, ``limit`` characters in all: a
+    shortened name still says how it began, and two long names that begin alike stay
+    apart. ``limit`` is at least 16."""
+    if len(value) <= limit:
+        return value
+    if limit < 16:
+        raise ValueError("limit must be at least 16")
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{value[: limit - _HASH_CHARS - 1]}…{digest[:_HASH_CHARS]}"
 
 
 def _now() -> str:
@@ -121,21 +142,23 @@ class TelemetryRecord:
                 raise ValueError(f"TelemetryRecord.{name} must be a non-negative int")
 
     def to_dict(self, *, include_arguments: bool = False) -> dict[str, Any]:
-        """The JSON object written to the log (arguments only when asked)."""
+        """The JSON object written to the log (arguments only when asked). Text fields
+        longer than :data:`MAX_FIELD_CHARS` are :func:`shortened <shorten>`, and at most
+        that many rules are listed."""
         out: dict[str, Any] = {
-            "time": self.time,
+            "time": shorten(self.time),
             "event": self.event,
-            "harness": self.harness,
-            "model": self.model,
-            "tool": self.tool,
+            "harness": shorten(self.harness),
+            "model": shorten(self.model),
+            "tool": shorten(self.tool),
             "outcome": self.outcome.value,
-            "rules": list(self.rules),
+            "rules": [shorten(rule) for rule in self.rules[:MAX_FIELD_CHARS]],
             "repairs": self.repairs,
             "errors": self.errors,
         }
         for name in ("reason", "session", "call_id"):
             if getattr(self, name):
-                out[name] = getattr(self, name)
+                out[name] = shorten(getattr(self, name))
         if include_arguments:
             if self.arguments is not None:
                 out["arguments"] = self.arguments

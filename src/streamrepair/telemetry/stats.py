@@ -8,12 +8,15 @@ memory bounded by :data:`MAX_GROUPS` names per dimension.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from pathlib import Path
+from typing import BinaryIO, Final
 
+from ._files import lock, lock_path, rotated_paths
 from .record import Outcome, TelemetryRecord
 
 __all__ = [
@@ -58,21 +61,71 @@ class LogReader:
 
     def read_file(self, path: str | os.PathLike[str]) -> Iterator[TelemetryRecord]:
         """The records of the file at ``path``, read one bounded line at a time."""
-        return self.records(_bounded_lines(path))
+        return self.records(_file_lines(path))
+
+    def read_log(self, path: str | os.PathLike[str]) -> Iterator[TelemetryRecord]:
+        """The records of the log at ``path`` and of its rotated files
+        (``<log>.N`` ... ``<log>.1``, then ``<log>``: oldest first), each read one
+        bounded line at a time. When reading starts, the files are all opened at once
+        under the lock the writers rotate under, so a rotation while they are read
+        loses or repeats nothing. ``OSError`` (``FileNotFoundError``) when neither the
+        log nor a rotated file exists."""
+        return self.records(_log_lines(Path(path)))
 
 
-def _bounded_lines(path: str | os.PathLike[str]) -> Iterator[bytes]:
+def _file_lines(path: str | os.PathLike[str]) -> Iterator[bytes]:
     with open(path, "rb") as handle:
-        while True:
-            line = handle.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                return
-            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-                while True:  # skip the rest of the overlong line
-                    rest = handle.readline(MAX_LINE_BYTES)
-                    if not rest or rest.endswith(b"\n"):
-                        break
-            yield line
+        yield from _bounded_lines(handle)
+
+
+def _log_lines(path: Path) -> Iterator[bytes]:
+    handles = _open_log(path)
+    try:
+        for handle in handles:
+            yield from _bounded_lines(handle)
+    finally:
+        for handle in handles:
+            handle.close()
+
+
+def _open_log(path: Path) -> list[BinaryIO]:
+    handles: list[BinaryIO] = []
+    try:
+        fd = os.open(lock_path(path), os.O_RDONLY)
+    except OSError:  # no writer ever rotated this log (or the lock is not readable)
+        fd = -1
+    try:
+        if fd >= 0:
+            lock(fd, exclusive=False)
+        for rotated in rotated_paths(path):
+            with contextlib.suppress(FileNotFoundError):
+                handles.append(open(rotated, "rb"))  # noqa: SIM115 (closed as read)
+        try:
+            handles.append(open(path, "rb"))  # noqa: SIM115
+        except FileNotFoundError:
+            if not handles:
+                raise
+    except BaseException:
+        for handle in handles:
+            handle.close()
+        raise
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return handles
+
+
+def _bounded_lines(handle: BinaryIO) -> Iterator[bytes]:
+    while True:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while True:  # skip the rest of the overlong line
+                rest = handle.readline(MAX_LINE_BYTES)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        yield line
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
