@@ -69,6 +69,38 @@ class ChatReader(ChoiceReader):
         return out
 
 
+    def text_of(self, chunk: Mapping[str, Any]) -> tuple[str | None, str | None] | None:
+        # A chunk of the chosen choice whose delta has no tool call, refusal or finish
+        # reason, once the response was described, and with no usage: what read() gives
+        # for it is its reasoning then its content (the keys read() ignores may be there).
+        if not self._described or chunk.get("usage"):
+            return None
+        choices = chunk.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return None
+        choice = choices[0]
+        if type(choice) is not dict or choice.get("finish_reason"):
+            return None
+        index = choice.get("index")
+        if (index if type(index) is int else 0) != self.choice:
+            return None
+        delta = choice.get("delta")
+        if type(delta) is not dict or "tool_calls" in delta or "function_call" in delta:
+            return None
+        refusal = delta.get("refusal")
+        if type(refusal) is str and refusal:
+            return None
+        reasoning = delta.get("reasoning_content")
+        if type(reasoning) is not str:
+            reasoning = delta.get("reasoning")
+        content = delta.get("content")
+        self.chosen(self.choice)
+        return (
+            reasoning if type(reasoning) is str else None,
+            content if type(content) is str and content else None,
+        )
+
+
 def _delta(delta: Mapping[str, Any], out: list[WireDelta]) -> None:
     reasoning = delta.get("reasoning_content")
     if type(reasoning) is not str:

@@ -44,6 +44,15 @@ class Reader:
     def read(self, chunk: Mapping[str, Any]) -> list[WireDelta]:
         raise NotImplementedError
 
+    def text_of(self, chunk: Mapping[str, Any]) -> tuple[str | None, str | None] | None:
+        """``(reasoning, text)`` when :meth:`read` would give exactly a
+        :class:`~.wire.WireReasoning` of ``reasoning`` (when not None) then a
+        :class:`~.wire.WireText` of ``text`` (when not None) for ``chunk``, and change
+        nothing else in this reader; else None (and nothing changed). What most chunks
+        of a stream are, read without building the deltas (a relay passing the chunk
+        through reads none). A reader that does not tell says None."""
+        return None
+
     @property
     def ignored_choices(self) -> int:
         """Chunks of other choices (n > 1) that were skipped."""

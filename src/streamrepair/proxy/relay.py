@@ -396,11 +396,8 @@ class Relay:
             self._end = b"data: [DONE]\n\n"
             self.ended = True
             return
-        try:
-            chunk = json.loads(text)
-        except ValueError:
-            chunk = None
-        if not isinstance(chunk, dict):
+        chunk = _json_object(text)
+        if chunk is None:
             # Not a chunk anyone can read: trust nothing after it, and end with an error
             # event the client's SDK can read instead of bytes that would crash it.
             self._fail(f"the upstream sent a chunk that is not a JSON object: {text[:120]!r}")
@@ -412,6 +409,9 @@ class Relay:
             self._end = chunk
             self.ended = True
             return
+        if self._passes_text(event.event, event.data, chunk, target):
+            self._bound_behind()
+            return
         events = self.stream.feed_chunk(chunk)
         if self.text_calls:
             self._released = [e for e in events if type(e) in _TEXT_EVENTS]  # type: ignore[misc]
@@ -422,11 +422,30 @@ class Relay:
         else:
             self._chunk(event.event, event.data, chunk, events, target)
         self._calls(events, out)
-        if len(self._behind) > MAX_HELD_EVENTS:
-            self._fail(f"more than {MAX_HELD_EVENTS} events waited behind a streamed call")
+        if self._bound_behind():
             return
         if self.stream.done is not None:
             self._ended(events)
+
+    def _bound_behind(self) -> bool:
+        """Whether the events waiting behind a streamed call passed their bound (the
+        stream is then cut short)."""
+        if len(self._behind) <= MAX_HELD_EVENTS:
+            return False
+        self._fail(f"more than {MAX_HELD_EVENTS} events waited behind a streamed call")
+        return True
+
+    def _passes_text(
+        self, name: str | None, data: str, chunk: dict[str, Any], out: list[bytes]
+    ) -> bool:
+        """The fast way of the most common event: a chunk that carries only text or
+        reasoning, which the protocol sends on as it came. When the stream core takes it
+        as such (:meth:`~streamrepair.ToolCallStream.feed_text_only`: its text kept, no
+        event made) and the protocol's state lets it pass unchanged, it goes to ``out``
+        and True is returned; what the client gets and what the core holds are what
+        :meth:`_chunk` after :meth:`~streamrepair.ToolCallStream.feed_chunk` would give.
+        Else False, nothing done. Protocols that do not tell say False."""
+        return False
 
     def _calls(self, events: Iterable[StreamEvent], out: list[bytes]) -> None:
         """The call events of one chunk: verdicts kept, arguments to their emitter (and
@@ -640,6 +659,17 @@ class Relay:
 
 
 _TEXT_EVENTS: Final = (TextDelta, ReasoningDelta)
+_DECODER: Final = json.JSONDecoder()
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """``text`` (stripped) parsed when it is one JSON object, else None: ``json.loads``
+    without its wrapper's whitespace scans (every upstream event is parsed here, once)."""
+    try:
+        value, end = _DECODER.raw_decode(text)
+    except ValueError:
+        return None
+    return value if end == len(text) and type(value) is dict else None
 
 
 def _joined(events: list[TextDelta | ReasoningDelta], *, clear: bool) -> tuple[str, str]:

@@ -276,6 +276,31 @@ class ToolCallTracker:
             self._finalize(out)
         return self._settled(out)
 
+    def take_text(self, reasoning: str | None, text: str | None) -> bool:
+        """Keep ``reasoning`` then ``text`` (either may be None) for the turn, as
+        :meth:`feed` keeps a :class:`~streamrepair.providers.WireReasoning` and a
+        :class:`~streamrepair.providers.WireText`, without making their events (for a
+        caller that reads none: a relay passing the chunk through). False, with nothing
+        kept, once the stream is over or when the text would pass ``max_text_chars``:
+        :meth:`feed` then says what happens."""
+        if self._closed or self.done is not None:
+            return False
+        chars = self._text_chars
+        if reasoning is not None:
+            chars += len(reasoning)
+        if text is not None:
+            chars += len(text)
+        if chars > self.max_text_chars:
+            return False
+        self._text_chars = chars
+        turn = self._turn
+        if reasoning is not None:
+            turn.reasoning_seen = True
+            turn.text("thinking", None, reasoning)
+        if text:
+            turn.text("text", None, text)
+        return True
+
     def finish(self) -> list[StreamEvent]:
         """The input has ended: judge every call and emit :class:`Done` (unless the data
         already ended the stream). Raises :class:`~streamrepair.ClosedError` if called
