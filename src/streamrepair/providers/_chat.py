@@ -68,7 +68,6 @@ class ChatReader(ChoiceReader):
             out.append(WireUsage(usage=usage))
         return out
 
-
     def text_of(self, chunk: Mapping[str, Any]) -> tuple[str | None, str | None] | None:
         # A chunk of the chosen choice whose delta has no tool call, refusal or finish
         # reason, once the response was described, and with no usage: what read() gives
