@@ -1,5 +1,5 @@
 """The relays' fast way for the most common event, a chunk of only text or reasoning
-(``Relay._passes_text``, the core's ``ToolCallStream.feed_text_only``), against the full
+(``Relay._passes``, the core's ``ToolCallStream.feed_text_only``), against the full
 reading of every chunk: the same bytes out, the same verdicts, memos and ``Done``, for
 every recording and for generated streams of every odd chunk shape, at any split and
 with every option that changes what a relay does with text."""
@@ -22,6 +22,7 @@ from streamrepair import (
     ReasoningDelta,
     StreamEvent,
     TextDelta,
+    ToolCallDelta,
     ToolCallStream,
 )
 from streamrepair.proxy import ChatRelay, Refusals, usable_tools
@@ -43,8 +44,11 @@ TOOLS = [
 
 @contextlib.contextmanager
 def full_reading() -> Iterator[None]:
-    """Every chunk read in full (the reference): the core never takes one as text only."""
-    with mock.patch.object(ToolCallStream, "feed_text_only", return_value=False):
+    """Every chunk read in full (the reference): the core never takes one the fast way."""
+    with (
+        mock.patch.object(ToolCallStream, "feed_text_only", return_value=False),
+        mock.patch.object(ToolCallStream, "feed_arguments_only", return_value=False),
+    ):
         yield
 
 
@@ -130,11 +134,47 @@ _MAYBE_TEXT = st.one_of(st.none(), _TEXTS, st.just(5))
 _INDEXES = st.sampled_from([0, 0, 0, 1, None, "0", True, 0.0, "absent"])
 
 
+_PIECES = st.sampled_from(
+    ['{"path":', '"a.py",', '"content":"x = 1\\n"', "}", ",}", '{"a":1}{"b":2}', "", "nul"]
+)
+
+
 @st.composite
 def deltas(draw: st.DrawFn, k: int) -> Any:
+    """A delta: mostly of the common shapes (text, a call's start, a piece of its
+    arguments), each also with what makes it uncommon."""
+    shape = draw(st.integers(0, 6))
+    if shape <= 1:  # text or reasoning, as most chunks are
+        key = draw(st.sampled_from(["content", "reasoning_content", "reasoning"]))
+        delta: dict[str, Any] = {key: draw(_TEXTS)}
+        if draw(st.booleans()):
+            delta["content" if key != "content" else "reasoning_content"] = None
+        return delta
+    if shape == 2:  # a call begins
+        index = draw(st.sampled_from([0, 1, 0]))
+        name = draw(st.sampled_from(["write_file", "other_tool", ""]))
+        entry = {"index": index, "id": f"call_{index}", "type": "function"}
+        return {"tool_calls": [{**entry, "function": {"name": name, "arguments": ""}}]}
+    if shape in (3, 4):  # the next piece of a call's arguments
+        entry = {"function": {"arguments": draw(_PIECES)}}
+        index = draw(st.sampled_from([0] * 6 + [1, 2, "0", None, "absent", "inside"]))
+        if index == "inside":  # Ollama puts it in "function"
+            entry["function"]["index"] = 0
+        elif index != "absent":
+            entry["index"] = index
+        if draw(st.integers(0, 10)) == 0:
+            entry["id"] = draw(st.sampled_from(["call_0", "call_new", ""]))
+        if draw(st.integers(0, 10)) == 0:
+            entry["function"]["name"] = draw(st.sampled_from(["write_file", "other_tool", ""]))
+        if draw(st.integers(0, 10)) == 0:
+            entry["function"]["arguments"] = {"path": "a"}
+        delta = {"tool_calls": [entry] * draw(st.sampled_from([1] * 9 + [2]))}
+        if draw(st.integers(0, 10)) == 0:
+            delta[draw(st.sampled_from(["role", "content", "refusal"]))] = None
+        return delta
     if draw(st.integers(0, 20)) == 0:
         return draw(st.sampled_from([None, [], "x"]))
-    delta: dict[str, Any] = {}
+    delta = {}
     for key, values in (
         ("role", st.just("assistant")),
         ("content", _MAYBE_TEXT),
@@ -162,7 +202,13 @@ def deltas(draw: st.DrawFn, k: int) -> Any:
 
 @st.composite
 def chat_chunks(draw: st.DrawFn, k: int) -> dict[str, Any]:
+    """A chunk: mostly as a server sends it (an id, one choice at index 0), else with any
+    of the odd things at the chunk's and the choice's level."""
     chunk: dict[str, Any] = {"object": "chat.completion.chunk", "model": "m"}
+    if draw(st.integers(0, 3)):
+        chunk["id"] = "chatcmpl-1"
+        chunk["choices"] = [{"index": 0, "delta": draw(deltas(k)), "finish_reason": None}]
+        return chunk
     chunk_id = draw(st.sampled_from(["chatcmpl-1", "chatcmpl-1", "", None, "absent"]))
     if chunk_id != "absent":
         chunk["id"] = chunk_id
@@ -188,7 +234,14 @@ def chat_chunks(draw: st.DrawFn, k: int) -> dict[str, Any]:
 
 @st.composite
 def chat_streams(draw: st.DrawFn) -> bytes:
-    chunks = [draw(chat_chunks(k)) for k in range(draw(st.integers(1, 14)))]
+    chunks = [draw(chat_chunks(k)) for k in range(draw(st.integers(1, 24)))]
+    if draw(st.integers(0, 2)):  # a call begins early, as most calls do
+        start = {"index": 0, "id": "call_0", "type": "function"}
+        delta = {"tool_calls": [{**start, "function": {"name": "write_file", "arguments": ""}}]}
+        chunks.insert(
+            draw(st.integers(0, min(2, len(chunks)))),
+            {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": delta}]},
+        )
     out = [f"data: {json.dumps(c)}\n\n" for c in chunks]
     if draw(st.booleans()):
         out.append("data: [DONE]\n\n")
@@ -211,30 +264,38 @@ def test_generated_chat_streams_give_what_the_full_reading_gives(
         assert outcome("chat", listed, [data], **options) == fast
 
 
-@settings(max_examples=200, deadline=None)
-@given(chat_streams())
-def test_the_core_keeps_what_feed_chunk_keeps(data: bytes) -> None:
+@settings(max_examples=300, deadline=None)
+@given(chat_streams(), st.booleans())
+def test_the_core_keeps_what_feed_chunk_keeps(data: bytes, previews: bool) -> None:
     """A chunk ``feed_text_only`` takes would have given only its text and reasoning as
-    events; the stream's verdicts, ``Done`` and chunk count are those of ``feed_chunk``."""
-    full = ToolCallStream(provider="openai", tools=TOOLS, reject_unknown_tools=False)
-    fast = ToolCallStream(provider="openai", tools=TOOLS, reject_unknown_tools=False)
+    events, one ``feed_arguments_only`` takes only its piece's ``ToolCallDelta``; every
+    other event, the verdicts, ``Done`` and the chunk count are ``feed_chunk``'s."""
+    options: dict[str, Any] = {"tools": TOOLS, "reject_unknown_tools": False}
+    full = ToolCallStream(provider="openai", previews=previews, **options)
+    fast = ToolCallStream(provider="openai", previews=previews, **options)
     full_events: list[StreamEvent] = []
     fast_events: list[StreamEvent] = []
     for line in data.split(b"\n\n"):
         if not line:
             continue
-        if line.startswith(b"data: {"):
-            chunk = json.loads(line[6:])
-            given_events = full.feed_chunk(chunk)
-            if fast.feed_text_only(chunk):
-                # only text and reasoning would have come of it, in the order read
-                assert all(type(e) in (TextDelta, ReasoningDelta) for e in given_events)
-                continue
-            full_events += given_events
-            fast_events += fast.feed_chunk(chunk)
-        else:
+        if not line.startswith(b"data: {"):
             full_events += full.feed(line + b"\n\n")
             fast_events += fast.feed(line + b"\n\n")
+            continue
+        chunk = json.loads(line[6:])
+        given_events = full.feed_chunk(chunk)
+        if fast.feed_text_only(chunk):
+            assert all(type(e) in (TextDelta, ReasoningDelta) for e in given_events)
+            continue
+        if fast.feed_arguments_only(chunk):
+            assert not previews
+            (piece,) = given_events
+            assert isinstance(piece, ToolCallDelta)
+            entry = chunk["choices"][0]["delta"]["tool_calls"][0]
+            assert (piece.index, piece.text) == (entry["index"], entry["function"]["arguments"])
+            continue
+        full_events += given_events
+        fast_events += fast.feed_chunk(chunk)
     full_events += full.finish()
     fast_events += fast.finish()
     assert [e for e in fast_events if type(e) not in (TextDelta, ReasoningDelta)] == [
@@ -242,6 +303,7 @@ def test_the_core_keeps_what_feed_chunk_keeps(data: bytes) -> None:
     ]
     assert fast.done == full.done
     assert fast.chunk_count == full.chunk_count
+    assert fast.calls == full.calls
 
 
 def test_a_chat_relay_of_text_passes_the_upstreams_bytes() -> None:

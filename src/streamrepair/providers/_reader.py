@@ -53,6 +53,14 @@ class Reader:
         through reads none). A reader that does not tell says None."""
         return None
 
+    def arguments_of(self, chunk: Mapping[str, Any]) -> tuple[int, str] | None:
+        """``(index, text)`` when :meth:`read` would give exactly a
+        :class:`~.wire.WireToolCall` of ``text``, a piece of the arguments of the call at
+        ``index``, with no id, name or anything else, for ``chunk``, and change nothing
+        else in this reader; else None (and nothing changed). The other most common
+        chunk, told without building its delta. A reader that does not tell says None."""
+        return None
+
     @property
     def ignored_choices(self) -> int:
         """Chunks of other choices (n > 1) that were skipped."""

@@ -311,6 +311,17 @@ class ChunkNormalizer:
             return None
         return reader.text_of(chunk)
 
+    def arguments_of(self, chunk: Mapping[str, Any]) -> tuple[int, str] | None:
+        """``(index, text)`` when :meth:`normalize` would give only a
+        :class:`~.wire.WireToolCall` of ``text`` for the call at ``index`` (no id, no name,
+        nothing else) for ``chunk``: a piece of arguments, told without building its
+        delta (the reader's ``arguments_of``). None for any other chunk, and while the
+        format is still being checked; nothing is changed then."""
+        reader = self._reader
+        if reader is None or self._named is not None or "chunk" in chunk:
+            return None
+        return reader.arguments_of(chunk)
+
     def _check(self, chunk: Mapping[str, Any], named: Provider) -> None:
         """A named provider against a chunk: once one says it is in the named format,
         no more checks; a chunk of another format raises."""

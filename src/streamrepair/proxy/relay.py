@@ -409,7 +409,7 @@ class Relay:
             self._end = chunk
             self.ended = True
             return
-        if self._passes_text(event.event, event.data, chunk, target):
+        if self._passes(event.event, event.data, chunk, target):
             self._bound_behind()
             return
         events = self.stream.feed_chunk(chunk)
@@ -435,17 +435,23 @@ class Relay:
         self._fail(f"more than {MAX_HELD_EVENTS} events waited behind a streamed call")
         return True
 
-    def _passes_text(
-        self, name: str | None, data: str, chunk: dict[str, Any], out: list[bytes]
-    ) -> bool:
-        """The fast way of the most common event: a chunk that carries only text or
-        reasoning, which the protocol sends on as it came. When the stream core takes it
-        as such (:meth:`~streamrepair.ToolCallStream.feed_text_only`: its text kept, no
-        event made) and the protocol's state lets it pass unchanged, it goes to ``out``
-        and True is returned; what the client gets and what the core holds are what
-        :meth:`_chunk` after :meth:`~streamrepair.ToolCallStream.feed_chunk` would give.
-        Else False, nothing done. Protocols that do not tell say False."""
+    def _passes(self, name: str | None, data: str, chunk: dict[str, Any], out: list[bytes]) -> bool:
+        """The fast way of the most common events: a chunk that carries only text or
+        reasoning, which the protocol sends on as it came, and one that carries only the
+        next piece of a held call's arguments, which sends nothing. When the stream core
+        takes the chunk as such (:meth:`~streamrepair.ToolCallStream.feed_text_only`,
+        :meth:`~streamrepair.ToolCallStream.feed_arguments_only`: what it keeps kept, no
+        event made) and the protocol's state lets it through, the protocol puts what goes
+        out in ``out`` and True is returned: what the client gets and what the core holds
+        are what :meth:`_chunk` after :meth:`~streamrepair.ToolCallStream.feed_chunk`
+        would give. Else False, nothing done. Protocols that do not tell say False."""
         return False
+
+    @property
+    def _holds_arguments(self) -> bool:
+        """Whether every call's emitter ignores the pieces until the verdict (so a piece
+        taken the fast way, without its event, loses nothing)."""
+        return not self.stream_arguments and self._emitter is HeldArguments
 
     def _calls(self, events: Iterable[StreamEvent], out: list[bytes]) -> None:
         """The call events of one chunk: verdicts kept, arguments to their emitter (and
