@@ -306,6 +306,110 @@ def test_the_core_keeps_what_feed_chunk_keeps(data: bytes, previews: bool) -> No
     assert fast.calls == full.calls
 
 
+# -- generated Anthropic Messages streams ------------------------------------------------------
+
+_BLOCKS = st.sampled_from(
+    [
+        {"type": "text", "text": ""},
+        {"type": "thinking", "thinking": "", "signature": ""},
+        {"type": "tool_use", "id": "toolu_1", "name": "write_file", "input": {}},
+        {"type": "tool_use", "id": "toolu_2", "name": "other_tool", "input": {}},
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+    ]
+)
+_BLOCK_DELTAS = st.one_of(
+    st.builds(lambda t: {"type": "text_delta", "text": t}, st.one_of(_TEXTS, st.just(5))),
+    st.builds(lambda t: {"type": "thinking_delta", "thinking": t}, _MAYBE_TEXT),
+    st.builds(lambda t: {"type": "input_json_delta", "partial_json": t}, _PIECES),
+    st.just({"type": "signature_delta", "signature": "sig"}),
+    st.just({"type": "citations_delta", "citation": {"type": "char_location"}}),
+    st.sampled_from([None, {}, {"type": "text_delta"}, "x"]),
+)
+
+
+@st.composite
+def anthropic_events(draw: st.DrawFn) -> dict[str, Any]:
+    index = draw(st.sampled_from([0, 0, 1, 1, 2, 3, None, "1", True]))
+    kind = draw(st.integers(0, 9))
+    if kind <= 4:
+        event: dict[str, Any] = {"type": "content_block_delta", "delta": draw(_BLOCK_DELTAS)}
+    elif kind <= 6:
+        event = {"type": "content_block_start", "content_block": draw(_BLOCKS)}
+    elif kind == 7:
+        event = {"type": "content_block_stop"}
+    else:
+        return draw(
+            st.sampled_from(
+                [
+                    {"type": "ping"},
+                    {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+                    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
+                    {"type": "message_stop"},
+                    {"type": "error", "error": {"type": "overloaded_error", "message": "x"}},
+                    {"type": "message_start", "message": {"id": "msg_2", "content": []}},
+                ]
+            )
+        )
+    if index is not None:
+        event["index"] = index
+    return event
+
+
+_DELTA_OF = {
+    "text": lambda t: {"type": "text_delta", "text": t},
+    "thinking": lambda t: {"type": "thinking_delta", "thinking": t},
+    "tool_use": lambda t: {"type": "input_json_delta", "partial_json": t},
+    "server_tool_use": lambda t: {"type": "input_json_delta", "partial_json": t},
+}
+
+
+@st.composite
+def anthropic_streams(draw: st.DrawFn) -> bytes:
+    """A message of blocks as Anthropic sends them (start, deltas of the block's kind,
+    stop, then the end), with odd events and odd fields mixed in."""
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {"id": "msg_1", "role": "assistant"}}
+    ]
+    for index in range(draw(st.integers(0, 4))):
+        block = draw(_BLOCKS)
+        events.append({"type": "content_block_start", "index": index, "content_block": block})
+        make = _DELTA_OF.get(block["type"], _DELTA_OF["text"])
+        for _ in range(draw(st.integers(0, 6))):
+            piece = draw(_PIECES) if "input" in block else draw(_TEXTS)
+            events.append({"type": "content_block_delta", "index": index, "delta": make(piece)})
+            if draw(st.integers(0, 8)) == 0:
+                events.append(draw(anthropic_events()))
+        if draw(st.integers(0, 6)):
+            events.append({"type": "content_block_stop", "index": index})
+    if draw(st.integers(0, 5)):
+        reason = draw(st.sampled_from(["tool_use", "end_turn", "max_tokens"]))
+        events.append({"type": "message_delta", "delta": {"stop_reason": reason}})
+        events.append({"type": "message_stop"})
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    anthropic_streams(),
+    st.sampled_from(OPTIONS),
+    st.booleans(),
+    st.lists(st.integers(min_value=1, max_value=5000), max_size=8),
+)
+def test_generated_anthropic_streams_give_what_the_full_reading_gives(
+    data: bytes, options: dict[str, Any], tools: bool, cuts: list[int]
+) -> None:
+    listed = ANTHROPIC_TOOLS if tools else None
+    fast = outcome("anthropic", listed, split(data, cuts), **options)
+    with full_reading():
+        assert outcome("anthropic", listed, [data], **options) == fast
+
+
+ANTHROPIC_TOOLS = [
+    {"name": t["function"]["name"], "input_schema": t["function"]["parameters"]} for t in TOOLS
+]
+
+
 def test_a_chat_relay_of_text_passes_the_upstreams_bytes() -> None:
     """The fast way sends each text chunk as the upstream framed it, not re-serialized."""
     chunk = {

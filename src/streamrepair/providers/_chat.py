@@ -68,7 +68,7 @@ class ChatReader(ChoiceReader):
             out.append(WireUsage(usage=usage))
         return out
 
-    def text_of(self, chunk: Mapping[str, Any]) -> tuple[str | None, str | None] | None:
+    def text_of(self, chunk: Mapping[str, Any]) -> tuple[str | None, str | None, int | None] | None:
         # A delta with no tool call, refusal or finish reason: what read() gives for it is
         # its reasoning then its content (the keys read() ignores may be there).
         delta = self._plain_delta(chunk)
@@ -85,9 +85,10 @@ class ChatReader(ChoiceReader):
         return (
             reasoning if type(reasoning) is str else None,
             content if type(content) is str and content else None,
+            None,
         )
 
-    def arguments_of(self, chunk: Mapping[str, Any]) -> tuple[int, str] | None:
+    def arguments_of(self, chunk: Mapping[str, Any]) -> tuple[int, str, bool] | None:
         # A delta of nothing but one tool_calls entry with an index and argument text (no
         # id, no name): what read() gives for it is that piece of an index's call.
         delta = self._plain_delta(chunk)
@@ -107,7 +108,7 @@ class ChatReader(ChoiceReader):
         if type(arguments) is not str or not arguments or nonempty(function.get("name")):
             return None
         self.chosen(self.choice)
-        return index, arguments
+        return index, arguments, False
 
     def _plain_delta(self, chunk: Mapping[str, Any]) -> dict[str, Any] | None:
         """The delta of a chunk of one choice, the chosen one, with no finish reason, once

@@ -229,7 +229,8 @@ class ToolCallStream:
 
     def feed_text_only(self, chunk: dict[str, Any]) -> bool:
         """Take ``chunk`` when it carries only text or reasoning, the most common chunk
-        of a stream (a Chat Completions delta of content or ``reasoning_content``): its
+        of a stream (a Chat Completions delta of content or ``reasoning_content``, an
+        Anthropic ``text_delta`` or ``thinking_delta``): its
         text is kept for :attr:`Done.messages <streamrepair.Done.messages>` as
         :meth:`feed_chunk` keeps it, and no event is made (for a caller that would read
         none: a relay that passes the chunk through as it came). Returns False, with
@@ -247,7 +248,8 @@ class ToolCallStream:
     def feed_arguments_only(self, chunk: dict[str, Any]) -> bool:
         """Take ``chunk`` when it carries only the next piece of the arguments of a call
         that is streaming (a Chat Completions ``tool_calls`` entry with an index and
-        argument text, no id or name), the other most common chunk: the piece is kept and
+        argument text, no id or name; an Anthropic ``input_json_delta`` of a ``tool_use``
+        block), the other most common chunk: the piece is kept and
         given to the call's assembler as :meth:`feed_chunk` does, and no
         :class:`~streamrepair.ToolCallDelta` is made. Only with ``previews=False`` (a
         delta's changes are its own). Returns False, with nothing taken, for any other

@@ -276,8 +276,8 @@ class ToolCallTracker:
             self._finalize(out)
         return self._settled(out)
 
-    def take_text(self, reasoning: str | None, text: str | None) -> bool:
-        """Keep ``reasoning`` then ``text`` (either may be None) for the turn, as
+    def take_text(self, reasoning: str | None, text: str | None, block: int | None = None) -> bool:
+        """Keep ``reasoning`` then ``text`` (either may be None) of ``block`` for the turn, as
         :meth:`feed` keeps a :class:`~streamrepair.providers.WireReasoning` and a
         :class:`~streamrepair.providers.WireText`, without making their events (for a
         caller that reads none: a relay passing the chunk through). False, with nothing
@@ -296,15 +296,15 @@ class ToolCallTracker:
         turn = self._turn
         if reasoning is not None:
             turn.reasoning_seen = True
-            turn.text("thinking", None, reasoning)
+            turn.text("thinking", block, reasoning)
         if text:
-            turn.text("text", None, text)
+            turn.text("text", block, text)
         return True
 
-    def take_arguments(self, index: int, text: str) -> bool:
+    def take_arguments(self, index: int, text: str, expects_end: bool = False) -> bool:
         """Take ``text``, the next piece of the arguments of the call streaming at
         ``index``, as :meth:`feed` takes a :class:`~streamrepair.providers.WireToolCall`
-        with only that index and text, without making its
+        with only that index, text and ``expects_end``, without making its
         :class:`~streamrepair.ToolCallDelta` (for a caller that reads none). Only with
         ``previews`` off (a delta's changes are its own). False, with nothing taken, when
         the piece would do more than that: no call of that index streams (a new call, text
@@ -314,6 +314,8 @@ class ToolCallTracker:
             return False
         call = self._by_index.get(index)
         if call is None or call.phase is not CallProgress.STREAMING or call.whole:
+            return False
+        if expects_end and not call.expects_end:
             return False
         self._latest = call
         self._take_piece(call, text)
