@@ -353,3 +353,67 @@ def test_without_the_memo_the_request_goes_as_the_harness_sent_it(protocol: str)
     assert FIXES_HEADER not in answer.headers
     name, _, result = _sent_back(protocol, fake.requests[1].body)
     assert (name, result) == (REFUSED_TOOL, HARNESS_ERROR)
+
+
+# -- the SDKs' stream managers read a refused turn as a normal one --------------------------
+
+
+def test_the_sdks_stream_managers_read_a_refused_cut_off_call_as_a_turn_with_calls() -> None:
+    """Directly, openai-python's ``chat.completions.stream()`` raises
+    ``LengthFinishReasonError`` on a Chat stream cut at the limit; through the proxy the
+    turn ends with the refusal and ``tool_calls``, which every stream manager reads."""
+    import openai
+    import pydantic
+
+    from _proxy_support import anthropic_client, openai_client
+
+    class WriteFile(pydantic.BaseModel):
+        path: str
+        content: str
+
+    cut = (("call_1", "WriteFile", CUT),)
+    fake = FakeUpstream(
+        script=[
+            Reply(body=call_stream("chat", cut, cut=True)),
+            Reply(body=call_stream("responses", cut, cut=True)),
+            Reply(body=call_stream("anthropic", cut, cut=True)),
+        ],
+        deepseek_rules=False,
+    )
+    strict = openai.pydantic_function_tool(WriteFile)
+    with stack(fake) as url:
+        client = openai_client(base_url=f"{url}/v1", api_key="sk", max_retries=0)
+        with client.chat.completions.stream(
+            model="m", messages=[{"role": "user", "content": "go"}], tools=[strict]
+        ) as stream:
+            for _ in stream:
+                pass
+            chat = stream.get_final_completion().choices[0]
+        with client.responses.stream(
+            model="m",
+            input="go",
+            tools=protocol_tools(
+                "responses", [{"type": "function", "function": {"name": "WriteFile"}}]
+            ),
+        ) as stream:
+            for _ in stream:
+                pass
+            response = stream.get_final_response()
+        with anthropic_client(base_url=url, api_key="sk", max_retries=0).messages.stream(
+            model="m",
+            max_tokens=50,
+            messages=[{"role": "user", "content": "go"}],
+            tools=protocol_tools(
+                "anthropic", [{"type": "function", "function": {"name": "WriteFile"}}]
+            ),
+        ) as stream:
+            for _ in stream:
+                pass
+            message = stream.get_final_message()
+    assert chat.finish_reason == "tool_calls"
+    [call] = chat.message.tool_calls or []
+    assert (call.function.name, call.function.parsed_arguments) == (REFUSED_TOOL, None)
+    assert response.status == "completed"
+    assert [i.name for i in response.output if i.type == "function_call"] == [REFUSED_TOOL]
+    assert message.stop_reason == "tool_use"
+    assert [b.name for b in message.content if b.type == "tool_use"] == [REFUSED_TOOL]

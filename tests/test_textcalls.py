@@ -1396,6 +1396,29 @@ def test_a_harmony_header_on_no_harmony_channel_is_text(text: str) -> None:
         assert not any(isinstance(e, ToolCallStarted) for e in events)
 
 
+@pytest.mark.parametrize(
+    ("fmt", "reply"),
+    [
+        ("llama3_json", '{"name": "get_time", "parameters": {}}'),
+        ("pythonic", "[get_time()]"),
+        ("auto", '{"name": "get_time", "parameters": {}}'),  # tools given: a listed name
+    ],
+)
+def test_a_bare_reply_after_a_leading_think_block_is_read(fmt: str, reply: str) -> None:
+    # vLLM's xLAM tests: "<think>...</think>[{...}]"; the reply begins after the reasoning
+    think = "<think>I'll check the time.</think>"
+    text = think + "\n" + reply  # (whitespace before a bare call opens it, as at the start)
+    for pieces in ([text], list(text), split(text, [3, 17, 40])):
+        events = run(pieces, fmt, tools=TOOLS)
+        assert [e.name for e in events if isinstance(e, ToolCallReady)] == ["get_time"]
+        assert texts(events) == think
+    # only a think block the content begins with: after other text it stays text
+    late = "Sure. " + text
+    events = run([late], fmt, tools=TOOLS)
+    assert not any(isinstance(e, ToolCallStarted) for e in events)
+    assert texts(events) == late
+
+
 def test_a_kimi_id_without_an_index_is_text() -> None:
     # vLLM skips the call (markup and arguments dropped); here its markup is text, and a
     # bare counter id is no name to guess from

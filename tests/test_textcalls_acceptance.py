@@ -502,13 +502,6 @@ AUTO_LEAVES_TEXT.update(
     }
 )
 
-XFAIL.update(
-    {
-        ("vllm/xlam/after_think", "xlam"): "a bare reply after a <think> block: the bare "
-        "formats are read only at the start of the content",
-    }
-)
-
 
 @pytest.mark.parametrize(
     ("case", "mode"),

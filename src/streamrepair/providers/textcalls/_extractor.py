@@ -122,6 +122,7 @@ class _Channel:
         "stage",
         "think",
         "think_close",
+        "think_first",
         "ws",
         "ws_pending",
     )
@@ -136,6 +137,7 @@ class _Channel:
         self.ws = ""  # whitespace held to see whether markup follows it
         self.ws_pending = True  # at the start and after a call, whitespace is held
         self.fresh = True  # nothing but whitespace seen yet (bare formats start here)
+        self.think_first = False  # a think block began while fresh: the reply follows it
         self.after_call = False
         self.think = kind is WireReasoning
         self.think_close = ""  # what ends the think block the content is in
@@ -230,6 +232,7 @@ class _Channel:
         self.buf, self.pos = "", 0
         self.ws_pending = True
         self.fresh = True
+        self.think_first = False
         self.after_call = False
         self.think = self.reasoning
         self.marker_set = None
@@ -570,12 +573,18 @@ class TextCallExtractor:
             return False
         ch.pos = start + len(marker)
         opener, ch.ws = ch.ws + marker, ""
-        ch.fresh = False
+        fresh, ch.fresh = ch.fresh, False
         if marker in THINK_MARKERS:
             ch.emit(opener)
             ch.think = marker in THINK_PAIRS
             if ch.think:
                 ch.think_close = THINK_PAIRS[marker]
+                ch.think_first = fresh
+            elif ch.think_first:
+                # A reply that begins with a think block begins again after it: a bare
+                # call may follow (an xLAM or Llama 3 reply after its reasoning).
+                ch.fresh = True
+                ch.think_first = False
             ch.marker_set = None
             ch.ws_pending = not ch.think
             ch.after_call = False
