@@ -13,8 +13,12 @@ length), against four targets in turn, each in its own process:
 * ``direct``: straight to the upstream;
 * ``bare``: ``benchmarks/bare_proxy.py``, an aiohttp pass-through in about 40 lines (the
   floor for a Python proxy);
-* ``streamrepair``: ``streamrepair serve --upstream ...`` as an operator runs it (one
-  process, its defaults: access log on, telemetry to a temporary file);
+* ``streamrepair``: ``streamrepair serve --upstream ...`` as an operator runs it (its
+  defaults: one worker per core, access log on, telemetry to a temporary file);
+  ``--workers 1,2`` runs one target per worker count instead (``streamrepair -w1``...),
+  and ``--compare-with TREE`` adds the same for another source tree, an earlier commit
+  say (``before -w1``..., run from ``TREE/src``), so that before and after meet the same
+  load in one run;
 * ``litellm``: LiteLLM's proxy (``litellm --config``, one worker, offline:
   ``LITELLM_LOCAL_MODEL_COST_MAP``), installed into its own venv under
   ``~/.cache/streamrepair-bench`` (never into the project's); skipped, saying why, when
@@ -46,6 +50,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import resource
 import secrets
 import shutil
 import socket
@@ -298,8 +303,20 @@ class Target:
             self.log.close()
 
 
-def start_target(name: str, upstream: str, workdir: Path, litellm: Path | None) -> Target:
-    """Start one target in front of ``upstream`` (``http://127.0.0.1:PORT``)."""
+@dataclass(frozen=True)
+class Serve:
+    """How a ``streamrepair serve`` target runs: its workers (None: the default) and the
+    source tree it runs from."""
+
+    workers: int | None = None
+    tree: Path = HERE.parent
+
+
+def start_target(
+    name: str, upstream: str, workdir: Path, litellm: Path | None, serve: Serve | None = None
+) -> Target:
+    """Start one target in front of ``upstream`` (``http://127.0.0.1:PORT``); ``serve``
+    for a ``streamrepair serve`` target."""
     if name == "direct":
         return Target(name, f"{upstream}/v1", None)
     port = _free_port()
@@ -308,11 +325,14 @@ def start_target(name: str, upstream: str, workdir: Path, litellm: Path | None) 
     if name == "bare":
         command = [sys.executable, str(HERE / "bare_proxy.py"), upstream, str(port)]
         ready = f"http://127.0.0.1:{port}/v1/models"
-    elif name == "streamrepair":
+    elif serve is not None:
+        env["PYTHONPATH"] = str(serve.tree / "src")
         command = [
             *(sys.executable, "-m", "streamrepair.cli", "serve", "--upstream", upstream),
-            *("--port", str(port), "--telemetry", str(workdir / "telemetry.jsonl")),
+            *("--port", str(port), "--telemetry", str(workdir / f"{name}.jsonl")),
         ]
+        if serve.workers is not None:
+            command += ["--workers", str(serve.workers)]
         ready = f"http://127.0.0.1:{port}/healthz"
     else:
         assert litellm is not None
@@ -375,6 +395,11 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / _TICK
 
 
+def _own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 # -- the clients -----------------------------------------------------------------------------
 
 
@@ -389,6 +414,8 @@ class Phase:
     wall: float = 0.0
     cpu_per_event: float | None = None
     upstream_cpu_per_event: float = 0.0
+    client_cpu: float = 0.0  # the clients' CPU seconds while requesting (not checking)
+    client_cpu_per_event: float = 0.0
     load: float = 0.0
 
     @property
@@ -450,8 +477,10 @@ async def run_phase(
 
         tasks = [asyncio.create_task(client(i)) for i in range(phase.clients)]
         started = time.perf_counter()
+        cpu_started = _own_cpu()
         _, pending = await asyncio.wait(tasks, timeout=PHASE_SECONDS)
         phase.wall = time.perf_counter() - started
+        phase.client_cpu = _own_cpu() - cpu_started
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
@@ -496,6 +525,7 @@ def measure(
     if pids:
         phase.cpu_per_event = (cpu_seconds(pids) - cpu_before) / relayed
     phase.upstream_cpu_per_event = (cpu_seconds([upstream_pid]) - upstream_before) / relayed
+    phase.client_cpu_per_event = phase.client_cpu / relayed
     return phase
 
 
@@ -521,8 +551,8 @@ def table(phases: list[Phase]) -> str:
     lines = [
         "| mode | clients | target | completed | errors | unfinished | corrupted | TTFB p50 (ms) "
         "| TTFB p95 (ms) | p50 vs direct | added p50 (ms) | proxy CPU per event (µs) "
-        "| wall (s) | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| upstream CPU per event (µs) | clients' CPU per event (µs) | wall (s) | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in phases:
         base = direct.get((p.mode, p.clients))
@@ -536,6 +566,7 @@ def table(phases: list[Phase]) -> str:
             f"| {p.problems['unfinished']} | {p.problems['corrupted']} "
             f"| {_ms(p.percentile(0.5))} | {_ms(p.percentile(0.95))} "
             f"| {ratio} | {added} | {_us(p.cpu_per_event)}{'*' if failed else ''} "
+            f"| {_us(p.upstream_cpu_per_event)} | {_us(p.client_cpu_per_event)} "
             f"| {p.wall:.1f} | {p.load:.1f} |"
         )
     return "\n".join(lines)
@@ -578,6 +609,8 @@ def main() -> None:
     )
     parser.add_argument("--modes", default="paced,burst")
     parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--workers", default="", help="serve targets' worker counts (1,2)")
+    parser.add_argument("--compare-with", type=Path, help="also serve from this source tree")
     parser.add_argument("--no-install", action="store_true", help="never install LiteLLM")
     parser.add_argument("--quick", action="store_true", help="20 and 50 clients, short streams")
     parser.add_argument("--write-docs", action="store_true", help="update docs/performance.md")
@@ -587,6 +620,18 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     modes = args.modes.split(",")
     names = [t for t in args.targets.split(",") if t]
+    serves: dict[str, Serve] = {}
+    if "streamrepair" in names:
+        counts = [int(n) for n in args.workers.split(",") if n] or [None]
+        trees = [("streamrepair", HERE.parent)]
+        if args.compare_with is not None:
+            trees.insert(0, ("before", args.compare_with.resolve()))
+        for label, tree in trees:
+            for count in counts:
+                name = label if count is None else f"{label} -w{count}"
+                serves[name] = Serve(count, tree)
+        at = names.index("streamrepair")
+        names[at : at + 1] = list(serves)
     events = stream_events(args.events)
     raw, repaired = call_of(events)
     pace = args.pace_ms / 1000
@@ -617,7 +662,9 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as workdir:
             for name in names:
-                targets.append(start_target(name, upstream_url, Path(workdir), litellm))
+                targets.append(
+                    start_target(name, upstream_url, Path(workdir), litellm, serves.get(name))
+                )
                 warm_up(targets[-1], raw, repaired)
             # target after target within one mode and size: the machine's load moves
             for mode in modes:
@@ -642,7 +689,7 @@ def main() -> None:
         upstream.terminate()
         upstream.join(5)
 
-    order = {name: i for i, name in enumerate(TARGETS)}
+    order = {name: i for i, name in enumerate(names)}
     phases.sort(key=lambda p: (modes.index(p.mode), p.clients, order[p.target]))
     ended_load = os.getloadavg()
     text = table(phases)

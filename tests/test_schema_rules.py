@@ -795,6 +795,29 @@ def test_remote_references_are_never_fetched() -> None:
     assert "does not resolve" in result.schema_skipped[0]
 
 
+def test_a_schema_is_prepared_once_and_no_call_changes_it_for_the_next() -> None:
+    """The cleaned schema and its validator are built once per schema and shared; a call
+    whose value reaches a reference that does not resolve drops it in a copy of its own,
+    so what the next call gets does not depend on which calls came before."""
+    from streamrepair.schema import _access
+
+    schema = obj(files={"$ref": "#/$defs/missing"}, n=INT)
+    _access._prepared.cache_clear()
+    cold = repair_arguments({"n": "4"}, schema)  # never reaches the reference
+    reaching = repair_arguments({"files": 3, "n": "4"}, schema)
+    assert "does not resolve" in reaching.schema_skipped[0]
+    again = repair_arguments({"n": "4"}, schema)
+    assert (again.value, again.notes, again.schema_skipped) == (
+        cold.value,
+        cold.notes,
+        cold.schema_skipped,
+    )
+    assert repair_arguments({"files": 3, "n": "4"}, schema) == reaching
+    info = _access._prepared.cache_info()
+    assert (info.misses, info.hits) == (1, 3)  # prepared once, for all four calls
+    assert info.maxsize == _access.SCHEMA_CACHE_SIZE
+
+
 # ------------------------------------------------------------------ result contract
 
 

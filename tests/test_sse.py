@@ -211,6 +211,75 @@ def test_any_chunking_gives_the_expected_events(
     assert [(e.event, e.data) for e in decode(chunks)] == expected
 
 
+def _outcome(chunks: list[bytes], **kwargs: int) -> tuple[list[SSEEvent], tuple[object, ...]]:
+    """Every event (all its fields) and the error that stopped the decoder, if any."""
+    decoder = SSEDecoder(comments=True, **kwargs)  # type: ignore[arg-type]
+    events: list[SSEEvent] = []
+    try:
+        for chunk in chunks:
+            events.extend(decoder.feed(chunk))
+        events.extend(decoder.finish())
+    except SSEError as exc:
+        return events, (type(exc), exc.offset, exc.line, getattr(exc, "limit", None))
+    return events, ()
+
+
+_FIELDS = st.sampled_from(
+    [
+        *(b"data: ", b"data:", b"data:  ", b"event: ", b"event:", b"id: ", b"retry: "),
+        *(b": ", b":", b"other: ", b"", b"dat", b"\xef\xbb\xbf"),
+    ]
+)
+_VALUES = st.one_of(
+    st.sampled_from([b"", b"x", b" x", b"{}", b"\xff", b"\xc3", b"\xc3\xa9", b"12"]),
+    st.binary(max_size=6).filter(lambda b: b"\n" not in b and b"\r" not in b),
+)
+
+
+@st.composite
+def raw_streams(draw: st.DrawFn) -> bytes:
+    """Events of the usual shapes (``data:``, ``event:`` and ``data:``), of other
+    fields, values and line ends, blank lines between most: well-formed events, and
+    everything a decoder must refuse. CR line ends are rare (a CR anywhere ahead makes
+    the decoder read line by line)."""
+    eols = [b"\n"] if draw(st.integers(0, 4)) else [b"\n", b"\n", b"\r\n", b"\r"]
+    out = bytearray()
+    for _ in range(draw(st.integers(0, 8))):
+        shape = draw(st.integers(0, 3))
+        if shape == 0:
+            fields = [b"data: "]
+        elif shape == 1:
+            fields = [b"event: ", b"data: "]
+        else:
+            fields = draw(st.lists(_FIELDS, min_size=1, max_size=3))
+        for name in fields:
+            out += name + draw(_VALUES) + draw(st.sampled_from(eols))
+        if draw(st.integers(0, 4)):
+            out += draw(st.sampled_from(eols))  # the blank line that ends the event
+    return bytes(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    raw_streams(),
+    st.sampled_from([{}, {"max_line_bytes": 8}, {"max_event_bytes": 9}, {"max_line_bytes": 3}]),
+)
+def test_whole_events_read_at_once_give_what_reading_line_by_line_gives(
+    data: bytes, bounds: dict[str, int]
+) -> None:
+    """Whole input takes the decoder's reading of whole events at once; one byte at a
+    time never has a whole event in one piece, so it reads every line on its own. The
+    events (every field), the line numbers and offsets of any error are the same (a
+    ``feed`` that raises returns none of its events: one byte at a time has returned
+    those before the error already)."""
+    events, error = _outcome([data], **bounds)
+    by_byte, byte_error = _outcome([data[i : i + 1] for i in range(len(data))], **bounds)
+    assert byte_error == error
+    assert by_byte[: len(events)] == events
+    if not error:
+        assert by_byte == events
+
+
 def lines_of(chunks: list[bytes], **kwargs: int) -> list[str]:
     decoder = JSONLinesDecoder(**kwargs)
     out: list[str] = []

@@ -97,6 +97,31 @@ class AnthropicReader(Reader):
             return [error_delta(chunk)]
         return []  # ping, the SDK's helper events and anything unknown
 
+    def text_of(self, chunk: Mapping[str, Any]) -> tuple[str | None, str | None, int | None] | None:
+        # A text_delta or thinking_delta of a content block with an index.
+        delta = _block_delta(chunk)
+        if delta is None:
+            return None
+        dtype = delta.get("type")
+        if dtype == "text_delta":
+            text = delta.get("text")
+            return (None, text or None, chunk["index"]) if type(text) is str else None
+        if dtype == "thinking_delta":
+            thinking = delta.get("thinking")
+            return (thinking, None, chunk["index"]) if type(thinking) is str else None
+        return None
+
+    def arguments_of(self, chunk: Mapping[str, Any]) -> tuple[int, str, bool] | None:
+        # An input_json_delta of a block that is not one Anthropic runs itself.
+        delta = _block_delta(chunk)
+        if delta is None or delta.get("type") != "input_json_delta":
+            return None
+        partial = delta.get("partial_json")
+        index: int = chunk["index"]
+        if type(partial) is not str or not partial or index in self._server_blocks:
+            return None
+        return index, partial, True
+
     def _delta(self, delta: Mapping[str, Any], index: int | None) -> list[WireDelta]:
         dtype = delta.get("type")
         if dtype == "input_json_delta":
@@ -191,3 +216,11 @@ class AnthropicReader(Reader):
         # Server tools and their results, MCP blocks, compaction, fallback, container
         # uploads, block types not known yet: Anthropic's, never the client's calls.
         return [WireBlock(content=block, block=index)]
+
+
+def _block_delta(chunk: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The delta of a ``content_block_delta`` event with an index, else None."""
+    if chunk.get("type") != "content_block_delta" or type(chunk.get("index")) is not int:
+        return None
+    delta = chunk.get("delta")
+    return delta if type(delta) is dict else None

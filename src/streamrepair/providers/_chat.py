@@ -68,6 +68,65 @@ class ChatReader(ChoiceReader):
             out.append(WireUsage(usage=usage))
         return out
 
+    def text_of(self, chunk: Mapping[str, Any]) -> tuple[str | None, str | None, int | None] | None:
+        # A delta with no tool call, refusal or finish reason: what read() gives for it is
+        # its reasoning then its content (the keys read() ignores may be there).
+        delta = self._plain_delta(chunk)
+        if delta is None or "tool_calls" in delta or "function_call" in delta:
+            return None
+        refusal = delta.get("refusal")
+        if type(refusal) is str and refusal:
+            return None
+        reasoning = delta.get("reasoning_content")
+        if type(reasoning) is not str:
+            reasoning = delta.get("reasoning")
+        content = delta.get("content")
+        self.chosen(self.choice)
+        return (
+            reasoning if type(reasoning) is str else None,
+            content if type(content) is str and content else None,
+            None,
+        )
+
+    def arguments_of(self, chunk: Mapping[str, Any]) -> tuple[int, str, bool] | None:
+        # A delta of nothing but one tool_calls entry with an index and argument text (no
+        # id, no name): what read() gives for it is that piece of an index's call.
+        delta = self._plain_delta(chunk)
+        if delta is None or len(delta) != 1:
+            return None
+        calls = delta.get("tool_calls")
+        if type(calls) is not list or len(calls) != 1:
+            return None
+        entry = calls[0]
+        if type(entry) is not dict or nonempty(entry.get("id")) is not None:
+            return None
+        index = entry.get("index")
+        function = entry.get("function")
+        if type(index) is not int or type(function) is not dict:
+            return None
+        arguments = function.get("arguments")
+        if type(arguments) is not str or not arguments or nonempty(function.get("name")):
+            return None
+        self.chosen(self.choice)
+        return index, arguments, False
+
+    def _plain_delta(self, chunk: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The delta of a chunk of one choice, the chosen one, with no finish reason, once
+        the response was described, with no usage; else None."""
+        if not self._described or chunk.get("usage"):
+            return None
+        choices = chunk.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return None
+        choice = choices[0]
+        if type(choice) is not dict or choice.get("finish_reason"):
+            return None
+        index = choice.get("index")
+        if (index if type(index) is int else 0) != self.choice:
+            return None
+        delta = choice.get("delta")
+        return delta if type(delta) is dict else None
+
 
 def _delta(delta: Mapping[str, Any], out: list[WireDelta]) -> None:
     reasoning = delta.get("reasoning_content")

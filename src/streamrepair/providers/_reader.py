@@ -44,6 +44,25 @@ class Reader:
     def read(self, chunk: Mapping[str, Any]) -> list[WireDelta]:
         raise NotImplementedError
 
+    def text_of(self, chunk: Mapping[str, Any]) -> tuple[str | None, str | None, int | None] | None:
+        """``(reasoning, text, block)`` when :meth:`read` would give exactly a
+        :class:`~.wire.WireReasoning` of ``reasoning`` (when not None) then a
+        :class:`~.wire.WireText` of ``text`` (when not None), both of ``block``, for
+        ``chunk``, and change nothing else in this reader; else None (and nothing
+        changed). What most chunks of a stream are, read without building the deltas (a
+        relay passing the chunk through reads none). A reader that does not tell says
+        None."""
+        return None
+
+    def arguments_of(self, chunk: Mapping[str, Any]) -> tuple[int, str, bool] | None:
+        """``(index, text, expects_end)`` when :meth:`read` would give exactly a
+        :class:`~.wire.WireToolCall` of ``text``, a piece of the arguments of the call at
+        ``index``, with no id, name or anything else but ``expects_end``, for ``chunk``,
+        and change nothing else in this reader; else None (and nothing changed). The other
+        most common chunk, told without building its delta. A reader that does not tell
+        says None."""
+        return None
+
     @property
     def ignored_choices(self) -> int:
         """Chunks of other choices (n > 1) that were skipped."""

@@ -299,6 +299,29 @@ class ChunkNormalizer:
             self._check(chunk, self._named)
         return reader.read(chunk)
 
+    def text_of(self, chunk: Mapping[str, Any]) -> tuple[str | None, str | None, int | None] | None:
+        """``(reasoning, text, block)`` when :meth:`normalize` would give only a
+        :class:`~.wire.WireReasoning` of ``reasoning`` (when not None) then a
+        :class:`~.wire.WireText` of ``text`` (when not None), of ``block``, for ``chunk``:
+        the most common chunk, told without building its deltas (the reader's
+        ``text_of``). None for any other chunk, and while the format is still being
+        checked; nothing is changed then, and :meth:`normalize` reads the chunk."""
+        reader = self._reader
+        if reader is None or self._named is not None or "chunk" in chunk:
+            return None
+        return reader.text_of(chunk)
+
+    def arguments_of(self, chunk: Mapping[str, Any]) -> tuple[int, str, bool] | None:
+        """``(index, text, expects_end)`` when :meth:`normalize` would give only a
+        :class:`~.wire.WireToolCall` of ``text`` for the call at ``index`` (no id, no name,
+        nothing else but ``expects_end``) for ``chunk``: a piece of arguments, told
+        without building its delta (the reader's ``arguments_of``). None for any other
+        chunk, and while the format is still being checked; nothing is changed then."""
+        reader = self._reader
+        if reader is None or self._named is not None or "chunk" in chunk:
+            return None
+        return reader.arguments_of(chunk)
+
     def _check(self, chunk: Mapping[str, Any], named: Provider) -> None:
         """A named provider against a chunk: once one says it is in the named format,
         no more checks; a chunk of another format raises."""

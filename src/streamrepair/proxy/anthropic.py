@@ -119,6 +119,28 @@ class AnthropicRelay(Relay):
         else:
             out.append(sse_event(compact_json({**chunk, "index": mapped}), name))
 
+    def _passes(self, name: str | None, data: str, chunk: dict[str, Any], out: list[bytes]) -> bool:
+        # What _chunk does with a content_block_delta before the end: a text or thinking
+        # piece goes out in its block's place (its index rewritten only when that moved);
+        # a piece of a withheld tool_use block's input sends nothing.
+        if self._end_seen or chunk.get("type") != "content_block_delta":
+            return False
+        index = chunk.get("index")
+        if type(index) is not int:
+            return False
+        if self.stream.feed_text_only(chunk):
+            mapped = self._positions.place(index)
+            if mapped == index:
+                out.append(sse_event(data, name))
+            elif mapped is not None:
+                out.append(sse_event(compact_json({**chunk, "index": mapped}), name))
+            return True
+        return (
+            self._positions.held(index)
+            and self._holds_arguments
+            and self.stream.feed_arguments_only(chunk)
+        )
+
     # -- text calls: the stage's text in blocks of the client's ---------------------------
 
     def _text_block(

@@ -136,6 +136,25 @@ class ChatRelay(Relay):
         now["choices"] = [{**c, "delta": kept} if c is choice else c for c in choices]
         out.append(sse_event(compact_json(now), name))
 
+    def _passes(self, name: str | None, data: str, chunk: dict[str, Any], out: list[bytes]) -> bool:
+        # What _chunk does with a chunk of the followed choice with neither a finish
+        # reason nor usage: text passes as it came, a delta of only a call's piece sends
+        # nothing. Not before the stream's id is known (the template), nor after the
+        # finish reason (held).
+        if self._finish_seen or not self._template.get("id"):
+            return False
+        choices = chunk.get("choices")
+        choice = choices[0] if type(choices) is list and choices else None
+        followed = type(choice) is dict and (choice.get("index") or 0) == 0
+        if self.stream.feed_text_only(chunk):
+            assert choice is not None  # the core took it: one choice, with a dict delta
+            delta = choice["delta"]
+            if followed and (delta.get("content") or delta.get(self._reasoning_key)):
+                self._text_sent = True
+            out.append(sse_event(data, name))
+            return True
+        return followed and self._holds_arguments and self.stream.feed_arguments_only(chunk)
+
     def _with_text(self, delta: dict[str, Any], text: str, reasoning: str) -> dict[str, Any]:
         """``delta`` with the content and reasoning the text-call stage released for it
         (the same object when they are what the upstream sent)."""

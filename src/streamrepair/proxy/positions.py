@@ -30,6 +30,10 @@ class Renumbering:
         """The call at ``upstream`` is withheld: none of its events is sent."""
         self._held.add(upstream)
 
+    def held(self, upstream: int) -> bool:
+        """Whether ``upstream`` is a withheld call's position."""
+        return upstream in self._held
+
     def start(self, upstream: int) -> None:
         """Something the client gets starts at ``upstream``: its position is the next."""
         self._held.discard(upstream)

@@ -396,11 +396,8 @@ class Relay:
             self._end = b"data: [DONE]\n\n"
             self.ended = True
             return
-        try:
-            chunk = json.loads(text)
-        except ValueError:
-            chunk = None
-        if not isinstance(chunk, dict):
+        chunk = _json_object(text)
+        if chunk is None:
             # Not a chunk anyone can read: trust nothing after it, and end with an error
             # event the client's SDK can read instead of bytes that would crash it.
             self._fail(f"the upstream sent a chunk that is not a JSON object: {text[:120]!r}")
@@ -412,6 +409,9 @@ class Relay:
             self._end = chunk
             self.ended = True
             return
+        if self._passes(event.event, event.data, chunk, target):
+            self._bound_behind()
+            return
         events = self.stream.feed_chunk(chunk)
         if self.text_calls:
             self._released = [e for e in events if type(e) in _TEXT_EVENTS]  # type: ignore[misc]
@@ -422,11 +422,36 @@ class Relay:
         else:
             self._chunk(event.event, event.data, chunk, events, target)
         self._calls(events, out)
-        if len(self._behind) > MAX_HELD_EVENTS:
-            self._fail(f"more than {MAX_HELD_EVENTS} events waited behind a streamed call")
+        if self._bound_behind():
             return
         if self.stream.done is not None:
             self._ended(events)
+
+    def _bound_behind(self) -> bool:
+        """Whether the events waiting behind a streamed call passed their bound (the
+        stream is then cut short)."""
+        if len(self._behind) <= MAX_HELD_EVENTS:
+            return False
+        self._fail(f"more than {MAX_HELD_EVENTS} events waited behind a streamed call")
+        return True
+
+    def _passes(self, name: str | None, data: str, chunk: dict[str, Any], out: list[bytes]) -> bool:
+        """The fast way of the most common events: a chunk that carries only text or
+        reasoning, which the protocol sends on as it came, and one that carries only the
+        next piece of a held call's arguments, which sends nothing. When the stream core
+        takes the chunk as such (:meth:`~streamrepair.ToolCallStream.feed_text_only`,
+        :meth:`~streamrepair.ToolCallStream.feed_arguments_only`: what it keeps kept, no
+        event made) and the protocol's state lets it through, the protocol puts what goes
+        out in ``out`` and True is returned: what the client gets and what the core holds
+        are what :meth:`_chunk` after :meth:`~streamrepair.ToolCallStream.feed_chunk`
+        would give. Else False, nothing done. Protocols that do not tell say False."""
+        return False
+
+    @property
+    def _holds_arguments(self) -> bool:
+        """Whether every call's emitter ignores the pieces until the verdict (so a piece
+        taken the fast way, without its event, loses nothing)."""
+        return not self.stream_arguments and self._emitter is HeldArguments
 
     def _calls(self, events: Iterable[StreamEvent], out: list[bytes]) -> None:
         """The call events of one chunk: verdicts kept, arguments to their emitter (and
@@ -640,6 +665,17 @@ class Relay:
 
 
 _TEXT_EVENTS: Final = (TextDelta, ReasoningDelta)
+_DECODER: Final = json.JSONDecoder()
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """``text`` (stripped) parsed when it is one JSON object, else None: ``json.loads``
+    without its wrapper's whitespace scans (every upstream event is parsed here, once)."""
+    try:
+        value, end = _DECODER.raw_decode(text)
+    except ValueError:
+        return None
+    return value if end == len(text) and type(value) is dict else None
 
 
 def _joined(events: list[TextDelta | ReasoningDelta], *, clear: bool) -> tuple[str, str]:

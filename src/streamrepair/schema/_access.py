@@ -9,6 +9,7 @@ gives up on the schema (recording why) only when ``jsonschema`` still cannot use
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
@@ -198,11 +199,15 @@ def _prepare(root: dict[Any, Any]) -> tuple[Any, Any, tuple[str, ...]]:
 
 
 @functools.lru_cache(maxsize=SCHEMA_CACHE_SIZE)
-def _prepare_cached(text: str) -> tuple[Any, str | None, tuple[str, ...]]:
-    """:func:`_prepare` for a schema given as JSON text; the cleaned root comes back as
-    text too, so no caller can mutate what the cache holds."""
-    cls, root, skipped = _prepare(json.loads(text))
-    return cls, None if root is None else json.dumps(root), skipped
+def _prepared(text: str) -> SchemaAccess:
+    """The access of a pure-JSON schema given as its JSON text: cleaned (:func:`_prepare`)
+    and its validator built once, then shared by every :class:`SchemaAccess` of the same
+    schema, which reads it and copies it before it changes it (``_drop_refs``)."""
+    access = SchemaAccess(None)
+    access._cls, access._root, skipped = _prepare(json.loads(text))
+    access._skipped.extend(skipped)
+    access._build()
+    return access
 
 
 class SchemaAccess:
@@ -210,9 +215,13 @@ class SchemaAccess:
 
     ``validating`` is false without a (usable) schema. :meth:`errors` validates;
     :meth:`skipped_notes` lists what was ignored and why. Remote references are never
-    fetched (an empty ``referencing`` registry), and formats are not asserted. Cleaning
-    a pure-JSON schema is cached (:data:`SCHEMA_CACHE_SIZE` schemas), since a harness
-    passes the same tool schema on every call.
+    fetched (an empty ``referencing`` registry), and formats are not asserted. A
+    pure-JSON schema is cleaned and its validator built once (the last
+    :data:`SCHEMA_CACHE_SIZE` schemas, keyed by their JSON text), since a harness passes
+    the same tool schema on every call: judging a call then costs the call, not its
+    schema. The cleaned schema and validator are shared, read only; the one change an
+    access makes to its schema (dropping references that do not resolve, when a value
+    reaches them) is made to a copy of its own.
     """
 
     def __init__(self, schema: Any) -> None:
@@ -220,6 +229,7 @@ class SchemaAccess:
         self._root: Any = None
         self._cls: Any = _DEFAULT
         self._validator: Any = None
+        self._shared = False  # _root and _validator are _prepared's: copy before changing
         if schema is None:
             return
         if isinstance(schema, bool):
@@ -231,11 +241,14 @@ class SchemaAccess:
                 self._skipped.append(f"{exc}; nothing was validated")
                 return
             key = _cache_key(root) if pure else None
-            if key is None:
-                self._cls, self._root, skipped = _prepare(root)
-            else:
-                self._cls, text, skipped = _prepare_cached(key)
-                self._root = None if text is None else json.loads(text)
+            if key is not None:
+                shared = _prepared(key)
+                self._cls, self._root = shared._cls, shared._root
+                self._validator = shared._validator
+                self._skipped.extend(shared._skipped)
+                self._shared = True
+                return
+            self._cls, self._root, skipped = _prepare(root)
             self._skipped.extend(skipped)
         else:
             self._skipped.append(
@@ -282,6 +295,9 @@ class SchemaAccess:
         return []
 
     def _drop_refs(self, *, only_broken: bool) -> None:
+        if self._shared:  # the cached schema stays as it is for every other access
+            self._root = copy.deepcopy(self._root)
+            self._shared = False
         places = list(_refs(self._root))
         if only_broken:
             broken = [p for p in places if not self._resolves(p[1])]

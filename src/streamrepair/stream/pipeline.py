@@ -227,6 +227,43 @@ class ToolCallStream:
         self._chunk(mapping, out)
         return out
 
+    def feed_text_only(self, chunk: dict[str, Any]) -> bool:
+        """Take ``chunk`` when it carries only text or reasoning, the most common chunk
+        of a stream (a Chat Completions delta of content or ``reasoning_content``, an
+        Anthropic ``text_delta`` or ``thinking_delta``): its
+        text is kept for :attr:`Done.messages <streamrepair.Done.messages>` as
+        :meth:`feed_chunk` keeps it, and no event is made (for a caller that would read
+        none: a relay that passes the chunk through as it came). Returns False, with
+        nothing taken, for any other chunk, with ``text_tool_calls`` (the stage reads
+        every piece of text), once the stream is over, or when the text would pass
+        ``max_text_chars``: give the chunk to :meth:`feed_chunk` then."""
+        if self._text_calls is not None or self._closed or type(chunk) is not dict:
+            return False
+        text = self._normalizer.text_of(chunk)
+        if text is None or not self._tracker.take_text(*text):
+            return False
+        self._chunk_count += 1
+        return True
+
+    def feed_arguments_only(self, chunk: dict[str, Any]) -> bool:
+        """Take ``chunk`` when it carries only the next piece of the arguments of a call
+        that is streaming (a Chat Completions ``tool_calls`` entry with an index and
+        argument text, no id or name; an Anthropic ``input_json_delta`` of a ``tool_use``
+        block), the other most common chunk: the piece is kept and
+        given to the call's assembler as :meth:`feed_chunk` does, and no
+        :class:`~streamrepair.ToolCallDelta` is made. Only with ``previews=False`` (a
+        delta's changes are its own). Returns False, with nothing taken, for any other
+        chunk, with ``text_tool_calls``, or when the piece would do more (a new call, a
+        call without a name yet, the stream over): give the chunk to :meth:`feed_chunk`
+        then."""
+        if self._text_calls is not None or self._closed or type(chunk) is not dict:
+            return False
+        piece = self._normalizer.arguments_of(chunk)
+        if piece is None or not self._tracker.take_arguments(*piece):
+            return False
+        self._chunk_count += 1
+        return True
+
     def finish(self) -> list[StreamEvent]:
         """The input has ended: flush the decoders, judge every call, emit ``Done``.
         Raises :class:`~streamrepair.ClosedError` if called twice."""

@@ -14,7 +14,12 @@ Invariants:
 * A CR at the end of one chunk followed by LF at the start of the next is one line end
   (``rexxars/eventsource-parser#17``): the decoder remembers that it owes an LF skip.
 * Only the bytes of the current, unfinished line are buffered, and the decoder remembers
-  how far it has looked for a line end, so no byte is scanned twice. That line is bounded
+  how far it has looked for a line end, so no byte is scanned again by a later ``feed``
+  (within one, a byte is searched for a CR once and for a line end once, the data line
+  of an ``event:``/``data:`` pair that turns out not to be whole at most twice). An event
+  of the usual shape that is whole in what arrived (one ``data:`` line, or an ``event:``
+  line and one ``data:`` line, then a blank line) is read at once, not line by line:
+  the same event, line numbers and errors. That line is bounded
   by ``max_line_bytes`` and an event's joined ``data`` by ``max_event_bytes``; passing
   either raises :class:`SSELimitError` instead of growing without bound.
 * The output depends only on the bytes, never on how they were split: any chunking of
@@ -222,7 +227,7 @@ class SSEDecoder:
     def _drain(self, buf: bytes | bytearray, scan: int, events: list[SSEEvent]) -> int:
         """Read the complete lines of ``buf`` (``buf[0]`` is at stream offset
         ``self._consumed``; nothing before ``scan`` holds a line end); return how many
-        bytes were used. One pass: each byte is searched once."""
+        bytes were used. One pass (see the module docstring)."""
         pos = 0
         size = len(buf)
         if not self._bom_checked:
@@ -236,6 +241,8 @@ class SSEDecoder:
                 pos += 1
             self._skip_lf = False
         scan = max(scan, pos)
+        if buf.find(b"\r", scan) < 0:
+            return self._drain_lf(buf, pos, scan, events)
         search = _LINE_END.search
         limit = self.max_line_bytes
         while True:
@@ -257,6 +264,67 @@ class SSEDecoder:
             scan = pos
             self._line(line, self._consumed + start, events)
             self._line_number += 1
+
+    def _drain_lf(self, buf: bytes | bytearray, pos: int, scan: int, events: list[SSEEvent]) -> int:
+        """:meth:`_drain` for bytes with no CR from ``scan`` on (nearly every stream):
+        lines end at LF only, and an event of the usual shape that is whole in ``buf``
+        is read at once (:meth:`_whole_event`), giving what the line-by-line reading
+        gives."""
+        find = buf.find
+        limit = self.max_line_bytes
+        while True:
+            end = find(b"\n", scan)
+            if end < 0:
+                return pos
+            if end - pos > limit:
+                raise self._too_long(self._consumed + pos)
+            if not self._has_data and self._event is None and self._retry is None:
+                after = self._whole_event(buf, pos, end, events)
+                if after:
+                    pos = scan = after
+                    continue
+            line = bytes(buf[pos:end]) if isinstance(buf, bytearray) else buf[pos:end]
+            start = pos
+            pos = scan = end + 1
+            self._line(line, self._consumed + start, events)
+            self._line_number += 1
+
+    def _whole_event(
+        self, buf: bytes | bytearray, pos: int, end: int, events: list[SSEEvent]
+    ) -> int:
+        """Read the event at ``pos`` (its first line ends at ``end``, an LF; no field of
+        an event is pending) when it is one ``data:`` line, or an ``event:`` line and one
+        ``data:`` line, then a blank line, all in ``buf`` and within the bounds: append it
+        and return where the next line starts. Else 0, and nothing changed: the
+        line-by-line reading takes it (and raises what it raises)."""
+        size = len(buf)
+        name: str | None = None
+        lines = 2
+        if buf.startswith(b"event:", pos):
+            after = end + 1
+            end = buf.find(b"\n", after)
+            if end < 0 or end - after > self.max_line_bytes:
+                return 0
+            try:
+                name = buf[pos + (7 if buf[pos + 6 : pos + 7] == b" " else 6) : after - 1].decode()
+            except UnicodeDecodeError:
+                return 0
+            pos = after
+            lines = 3
+        if (
+            end + 1 >= size
+            or buf[end + 1] != 0x0A  # not followed by the blank line that ends the event
+            or not buf.startswith(b"data:", pos)
+            or end - pos + 1 > self.max_event_bytes
+        ):
+            return 0
+        try:
+            data = buf[pos + (6 if buf[pos + 5 : pos + 6] == b" " else 5) : end].decode()
+        except UnicodeDecodeError:
+            return 0
+        events.append(SSEEvent(data=data, event=name or None, id=self._last_id))
+        self._line_number += lines
+        return end + 2
 
     def _line(self, raw: bytes, offset: int, events: list[SSEEvent]) -> None:
         if not raw:

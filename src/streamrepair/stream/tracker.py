@@ -276,6 +276,51 @@ class ToolCallTracker:
             self._finalize(out)
         return self._settled(out)
 
+    def take_text(self, reasoning: str | None, text: str | None, block: int | None = None) -> bool:
+        """Keep ``reasoning`` then ``text`` (either may be None) of ``block`` for the turn, as
+        :meth:`feed` keeps a :class:`~streamrepair.providers.WireReasoning` and a
+        :class:`~streamrepair.providers.WireText`, without making their events (for a
+        caller that reads none: a relay passing the chunk through). False, with nothing
+        kept, once the stream is over or when the text would pass ``max_text_chars``:
+        :meth:`feed` then says what happens."""
+        if self._closed or self.done is not None:
+            return False
+        chars = self._text_chars
+        if reasoning is not None:
+            chars += len(reasoning)
+        if text is not None:
+            chars += len(text)
+        if chars > self.max_text_chars:
+            return False
+        self._text_chars = chars
+        turn = self._turn
+        if reasoning is not None:
+            turn.reasoning_seen = True
+            turn.text("thinking", block, reasoning)
+        if text:
+            turn.text("text", block, text)
+        return True
+
+    def take_arguments(self, index: int, text: str, expects_end: bool = False) -> bool:
+        """Take ``text``, the next piece of the arguments of the call streaming at
+        ``index``, as :meth:`feed` takes a :class:`~streamrepair.providers.WireToolCall`
+        with only that index, text and ``expects_end``, without making its
+        :class:`~streamrepair.ToolCallDelta` (for a caller that reads none). Only with
+        ``previews`` off (a delta's changes are its own). False, with nothing taken, when
+        the piece would do more than that: no call of that index streams (a new call, text
+        before a name, a rejected call), a call whose input is an object, an empty
+        piece, the stream over: :meth:`feed` then says what happens."""
+        if self._closed or self.done is not None or self.previews or not text:
+            return False
+        call = self._by_index.get(index)
+        if call is None or call.phase is not CallProgress.STREAMING or call.whole:
+            return False
+        if expects_end and not call.expects_end:
+            return False
+        self._latest = call
+        self._take_piece(call, text)
+        return True
+
     def finish(self) -> list[StreamEvent]:
         """The input has ended: judge every call and emit :class:`Done` (unless the data
         already ended the stream). Raises :class:`~streamrepair.ClosedError` if called
@@ -485,20 +530,12 @@ class ToolCallTracker:
                 ToolCallDelta(call_id=call.call_id, index=call.index, name=call.name, text=text)
             )
             return
-        if not call.overflow:
-            if call.size + len(text) <= self.max_size:
-                call.keep(text)
-                call.size += len(text)
-            else:
-                call.overflow = True
+        asm = self._take_piece(call, text)
         preview: Any = None
         changes: tuple[Change, ...] = ()
-        asm = call.asm
-        if asm is not None and asm.status is not Status.UNREPAIRABLE:
-            asm.feed(text)
-            if self.previews:
-                changes = asm.take_changes()
-                preview = asm.lazy_preview()  # computed only if the event's preview is read
+        if asm is not None and self.previews:
+            changes = asm.take_changes()
+            preview = asm.lazy_preview()  # computed only if the event's preview is read
         # A custom (free-text) tool has no preview: its text is the deltas themselves, and
         # joining it on every delta would make the cost grow with its length.
         out.append(
@@ -511,6 +548,21 @@ class ToolCallTracker:
                 changes=changes,
             )
         )
+
+    def _take_piece(self, call: _Call, text: str) -> ArgumentAssembler | None:
+        """Keep a piece of a streaming call's argument text (bounded) and give it to its
+        assembler; the assembler, when it read the piece."""
+        if not call.overflow:
+            if call.size + len(text) <= self.max_size:
+                call.keep(text)
+                call.size += len(text)
+            else:
+                call.overflow = True
+        asm = call.asm
+        if asm is None or asm.status is Status.UNREPAIRABLE:
+            return None
+        asm.feed(text)
+        return asm
 
     def _final_arguments(self, d: WireToolArguments, out: list[StreamEvent]) -> None:
         call = self._find(d.id, d.index)
