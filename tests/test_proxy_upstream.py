@@ -26,7 +26,7 @@ from _proxy_support import (
     wait_for,
 )
 from streamrepair.proxy import ChatRelay
-from streamrepair.proxy.app import _SLICE_BYTES, _slices
+from streamrepair.proxy._forwarding import SLICE_BYTES, slices
 
 TOOLS = [
     {
@@ -157,13 +157,13 @@ def test_connections_are_reused(client: str) -> None:
 @given(st.lists(st.text(alphabet="ab\n", max_size=300), max_size=40))
 def test_slices_join_to_the_data_and_end_at_event_ends(events: list[str]) -> None:
     data = "".join(e + "\n\n" for e in events).encode()
-    pieces = list(_slices(data))
+    pieces = list(slices(data))
     assert b"".join(pieces) == data
     assert all(pieces)
     if data.count(b"\n\n") > 1:
         assert pieces[0] == data[: data.index(b"\n\n") + 2]  # the first event on its own
-    for piece in pieces[1:-1]:  # then cut at the first event end past _SLICE_BYTES
-        assert piece.find(b"\n\n", _SLICE_BYTES) == len(piece) - 2
+    for piece in pieces[1:-1]:  # then cut at the first event end past SLICE_BYTES
+        assert piece.find(b"\n\n", SLICE_BYTES) == len(piece) - 2
 
 
 def test_text_goes_out_before_the_end_is_judged() -> None:

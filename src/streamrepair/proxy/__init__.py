@@ -36,9 +36,6 @@ from .._lazy import attach
 
 if _typing.TYPE_CHECKING:
     from .anthropic import AnthropicRelay as AnthropicRelay
-    from .app import FIXES_HEADER as FIXES_HEADER
-    from .app import STREAM_ARGUMENTS_HEADER as STREAM_ARGUMENTS_HEADER
-    from .app import TEXT_CALLS_HEADER as TEXT_CALLS_HEADER
     from .app import create_app as create_app
     from .bodies import dumps_stepwise as dumps_stepwise
     from .bodies import encode_json as encode_json
@@ -52,6 +49,8 @@ if _typing.TYPE_CHECKING:
     from .config import DEFAULT_MAX_HEADER_BYTES as DEFAULT_MAX_HEADER_BYTES
     from .config import DEFAULT_MAX_REQUEST_BYTES as DEFAULT_MAX_REQUEST_BYTES
     from .config import DEFAULT_READ_TIMEOUT as DEFAULT_READ_TIMEOUT
+    from .config import STREAM_ARGUMENTS_HEADER as STREAM_ARGUMENTS_HEADER
+    from .config import TEXT_CALLS_HEADER as TEXT_CALLS_HEADER
     from .config import ProxyConfig as ProxyConfig
     from .emitters import FIELDS_CACHE_SIZE as FIELDS_CACHE_SIZE
     from .emitters import ArgumentEmitter as ArgumentEmitter
@@ -59,6 +58,7 @@ if _typing.TYPE_CHECKING:
     from .emitters import ProgressiveArguments as ProgressiveArguments
     from .emitters import argument_text as argument_text
     from .emitters import streamable_fields as streamable_fields
+    from .fixes import FIXES_HEADER as FIXES_HEADER
     from .fixes import RequestFixes as RequestFixes
     from .fixes import fix_request as fix_request
     from .fixes import referenced_calls as referenced_calls

@@ -29,13 +29,12 @@ timings, model, what was repaired and fixed; never a header value or a body.
 from __future__ import annotations
 
 import contextlib
-import enum
 import hmac
 import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -46,10 +45,20 @@ from ..errors import UpstreamBroken, UpstreamTimeout, UpstreamUnreachable
 from ..providers.textcalls import TextCallFormat
 from ..telemetry.record import shorten
 from ._api import Api, openai_error
+from ._forwarding import (
+    ANSWER_DROPPED,
+    Handling,
+    forwarded_headers,
+    handling,
+    presented_token,
+    raw_headers,
+    slices,
+    upstream_url,
+)
 from ._table import api_for
 from .bodies import encode_json, off_loop, parse_json
-from .config import ProxyConfig
-from .fixes import RequestFixes, fix_request, referenced_calls
+from .config import STREAM_ARGUMENTS_HEADER, TEXT_CALLS_HEADER, ProxyConfig
+from .fixes import FIXES_HEADER, RequestFixes, fix_request, referenced_calls
 from .limits import Limits
 from .memo import CallMemo
 from .metrics import MAX_LABEL_CHARS, ProxyMetrics
@@ -63,13 +72,7 @@ from .store import (
     unavailable_fixes,
 )
 from .tools import usable_tools, with_schemas
-from .upstream import (
-    DECODABLE_ENCODINGS,
-    AiohttpUpstream,
-    HttpxUpstream,
-    UpstreamClient,
-    UpstreamResponse,
-)
+from .upstream import AiohttpUpstream, HttpxUpstream, UpstreamClient, UpstreamResponse
 from .whole import judge_body, memos_of_response
 
 if TYPE_CHECKING:
@@ -77,56 +80,12 @@ if TYPE_CHECKING:
 
     from .workers import MetricsShare
 
-__all__ = [
-    "FIXES_HEADER",
-    "STREAM_ARGUMENTS_HEADER",
-    "TEXT_CALLS_HEADER",
-    "create_app",
-]
+__all__ = ["create_app"]
 
-#: Response header listing the request-side fixes applied (``name=count, ...``).
-FIXES_HEADER: Final = "x-streamrepair-request-fixes"
-#: Request header that sets text tool calls for one request: a format name, ``auto``, or
-#: ``off`` (never sent upstream).
-TEXT_CALLS_HEADER: Final = "x-streamrepair-text-tool-calls"
-#: Request header that turns progressive arguments on or off for one request (``on`` or
-#: ``off``; never sent upstream).
-STREAM_ARGUMENTS_HEADER: Final = "x-streamrepair-stream-arguments"
-
-_HOP_BY_HOP: Final = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "te",
-        "trailer",
-        "trailers",
-        "transfer-encoding",
-        "upgrade",
-        "host",
-        "content-length",
-    }
-)
-#: Headers of the upstream's answer the proxy does not pass on: the hop-by-hop ones, and
-#: ``date`` and ``server``, which the server the proxy runs under writes itself (uvicorn
-#: does; passed on, the client got two of each).
-_ANSWER_DROPPED: Final = _HOP_BY_HOP | {"date", "server"}
-_TOKEN_HEADER: Final = "x-streamrepair-token"
 #: Seconds spent reading past an upstream's end marker to keep its connection pooled.
 _DRAIN_SECONDS: Final = 0.5
-#: How much of what arrived at once is relayed before its output goes out (``_slices``).
-_SLICE_BYTES: Final = 4096
+
 _LOGGER = logging.getLogger("streamrepair.proxy")
-
-
-class _Handling(enum.Enum):
-    """What the proxy does with an upstream's answer."""
-
-    RELAY = "relay"  # a stream, through the API's relay
-    JUDGE = "judge"  # a whole body, judged by the API's relay (whole.py)
-    REMEMBER = "remember"  # a whole body passed through, its memos read (n > 1)
-    PASS = "pass"  # passed through untouched
 
 
 def _error(api: Api | None, status: int, message: str, kind: str) -> JSONResponse:
@@ -153,7 +112,6 @@ class _Proxy:
         self.client: UpstreamClient | None = None
         base = config.upstream.rstrip("/")
         self.base = base
-        self.base_has_v1 = base.endswith("/v1")
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -196,22 +154,11 @@ class _Proxy:
 
     # -- auth ------------------------------------------------------------------------------
 
-    def _presented(self, request: Request) -> tuple[str | None, str | None]:
-        """(token presented, header it came in)."""
-        for name in (_TOKEN_HEADER, "x-api-key"):
-            value = request.headers.get(name)
-            if value:
-                return value, name
-        auth = request.headers.get("authorization", "")
-        if auth[:7].lower() == "bearer ":
-            return auth[7:].strip(), "authorization"
-        return None, None
-
     def _authorized(self, request: Request) -> bool:
         token = self.config.token
         if token is None:
             return True
-        presented, _ = self._presented(request)
+        presented, _ = presented_token(request)
         return presented is not None and hmac.compare_digest(presented.encode(), token.encode())
 
     def _unauthorized(self, api: Api | None) -> Response:
@@ -223,36 +170,6 @@ class _Proxy:
         return None if self._authorized(request) else self._unauthorized(None)
 
     # -- forwarding ------------------------------------------------------------------------
-
-    def _url(self, request: Request) -> str:
-        path = request.url.path
-        if self.base_has_v1 and (path == "/v1" or path.startswith("/v1/")):
-            path = path[3:]
-        query = request.url.query
-        return f"{self.base}{path}" + (f"?{query}" if query else "")
-
-    def _headers(self, request: Request, api: Api | None) -> list[tuple[str, str]]:
-        drop = set(_HOP_BY_HOP)
-        drop.update((TEXT_CALLS_HEADER, STREAM_ARGUMENTS_HEADER))
-        # The server here answered Expect (100 Continue) and read the body: forwarded,
-        # the upstream client would hold the body back for a 100 that never comes.
-        drop.add("expect")
-        extra: list[tuple[str, str]] = []
-        if self.config.token is not None:
-            _, where = self._presented(request)
-            drop.add(_TOKEN_HEADER)
-            if where in ("authorization", "x-api-key"):
-                drop.update({"authorization", "x-api-key"})
-                key = self.config.upstream_key
-                if key:
-                    if where == "x-api-key" or (api is not None and api.key_header == "x-api-key"):
-                        extra.append(("x-api-key", key))
-                    extra.append(("authorization", f"Bearer {key}"))
-        if api is not None:
-            drop.add("accept-encoding")  # the relay reads the stream: ask for it plain
-            extra.append(("accept-encoding", "identity"))
-        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in drop]
-        return headers + extra
 
     @staticmethod
     def _credential(request: Request) -> str:
@@ -327,7 +244,10 @@ class _Proxy:
         assert self.client is not None, "the app's lifespan has not started"
         try:
             answer = await self.client.send(
-                request.method, self._url(request), self._headers(request, api), body
+                request.method,
+                upstream_url(self.base, request),
+                forwarded_headers(request, api, self.config),
+                body,
             )
         except UpstreamTimeout as exc:
             message = f"upstream timed out: {exc.kind}"
@@ -336,13 +256,13 @@ class _Proxy:
             message = f"upstream unreachable: {exc.kind}"
             return self._upstream_failed(api, 502, message, info, started)
         info["upstream_status"] = answer.status
-        handling = _handling(api, parsed, answer)
+        how = handling(api, parsed, answer)
         relay = whole = None
-        if handling is _Handling.RELAY:
+        if how is Handling.RELAY:
             assert api is not None
             assert parsed is not None
             relay = self._new_relay(api, parsed, text_calls, stream_arguments)
-        elif handling is _Handling.JUDGE:
+        elif how is Handling.JUDGE:
             assert api is not None
             assert parsed is not None
             whole = self._new_relay(api, parsed)
@@ -350,7 +270,7 @@ class _Proxy:
             info["text_tool_calls"] = text_calls
         if relay is not None and relay.stream_arguments:
             info["stream_arguments"] = True
-        drop = set(_ANSWER_DROPPED)
+        drop = set(ANSWER_DROPPED)
         if relay is not None:
             drop.add("content-encoding")
         elif whole is None:
@@ -363,12 +283,12 @@ class _Proxy:
         if whole is not None:
             return await self._judge(request, whole, answer, headers, info, started)
         if relay is None:
-            remember = api if handling is _Handling.REMEMBER else None
+            remember = api if how is Handling.REMEMBER else None
             stream = self._pass(answer, info, started, remember, request)
         else:
             stream = self._relay(request, relay, answer, info, started)
         streaming = StreamBody(stream, answer.status, close=answer.aclose)
-        streaming.raw_headers = _raw(headers)
+        streaming.raw_headers = raw_headers(headers)
         return streaming
 
     async def _fix(
@@ -537,7 +457,7 @@ class _Proxy:
                     )
                     passing = StreamBody(stream, answer.status, close=answer.aclose)
                     length = [(k, v) for k, v in answer.headers if k.lower() == "content-length"]
-                    passing.raw_headers = _raw(headers + length)
+                    passing.raw_headers = raw_headers(headers + length)
                     return passing
         except UpstreamBroken as exc:  # what came is sent as it came (it will not parse)
             info["upstream_error"] = exc.kind
@@ -554,7 +474,7 @@ class _Proxy:
             info["body_rewritten"] = judged is not None
         body = data if judged is None else judged
         response = Response(content=body, status_code=answer.status)
-        response.raw_headers = _raw([*headers, ("content-length", str(len(body)))])
+        response.raw_headers = raw_headers([*headers, ("content-length", str(len(body)))])
         info["response_bytes"] = len(body)
         self._log(info, answer.status, started, first)
         return response
@@ -594,7 +514,7 @@ class _Proxy:
                 async for chunk in pieces:
                     if first is None:
                         first = time.perf_counter()
-                    for piece in _slices(chunk):
+                    for piece in slices(chunk):
                         out = relay.feed(piece)
                         if out:
                             data = b"".join(out)
@@ -686,56 +606,6 @@ class _Proxy:
         if first is not None:
             record["upstream_first_byte_ms"] = round((first - started) * 1000, 2)
         _LOGGER.info(json.dumps(record, ensure_ascii=True, default=str))
-
-
-def _handling(
-    api: Api | None, parsed: dict[str, Any] | None, answer: UpstreamResponse
-) -> _Handling:
-    """What to do with ``answer``, the upstream's answer to a request of ``api`` (None:
-    no API's) whose body is ``parsed`` (None: not a JSON object). Only a ``200`` is read:
-    a stream whose encoding the relay can undo through the relay, an uncompressed JSON
-    body judged whole; a body of a request the API does not follow is read for its
-    memos when the API has a reader, and everything else passes untouched."""
-    if api is None or parsed is None or answer.status != 200:
-        return _Handling.PASS
-    encoding = answer.header("content-encoding").strip().lower()
-    if parsed.get("stream") is True:
-        if "text/event-stream" not in answer.header("content-type"):
-            return _Handling.PASS
-        if encoding not in DECODABLE_ENCODINGS:
-            return _Handling.PASS  # asked for identity, got an encoding it cannot read
-        return _Handling.RELAY if api.follows(parsed) else _Handling.PASS
-    if "json" not in answer.header("content-type") or encoding not in ("", "identity"):
-        return _Handling.PASS  # not JSON, or compressed: passed on unread
-    if api.follows(parsed):
-        return _Handling.JUDGE
-    return _Handling.REMEMBER if api.memos is not None else _Handling.PASS
-
-
-def _raw(headers: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
-    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
-
-
-def _slices(data: bytes) -> Iterator[bytes]:
-    """``data`` in pieces that end at an event's end where one can: the first event on
-    its own, then about :data:`_SLICE_BYTES` at a time. The relay's output is the same
-    for any split; this decides only when it goes out. Everything the upstream sent at
-    once arrives in one piece, and relaying it whole before sending a byte would hold the
-    first event back by the time the rest takes; sending after every event would cost a
-    write per event."""
-    size = len(data)
-    if size <= _SLICE_BYTES and data.find(b"\n\n", 0, size - 2) < 0:
-        if data:
-            yield data  # at most one event: the usual case on a real stream
-        return
-    start = 0
-    step = 0
-    while start < size:
-        cut = data.find(b"\n\n", start + step)
-        end = size if cut < 0 else cut + 2
-        yield data[start:end]
-        start = end
-        step = _SLICE_BYTES
 
 
 def create_app(

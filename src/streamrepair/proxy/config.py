@@ -22,8 +22,17 @@ __all__ = [
     "DEFAULT_MAX_HEADER_BYTES",
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_READ_TIMEOUT",
+    "STREAM_ARGUMENTS_HEADER",
+    "TEXT_CALLS_HEADER",
     "ProxyConfig",
 ]
+
+#: Request header that sets text tool calls for one request: a format name, ``auto``, or
+#: ``off`` (never sent upstream; overrides :attr:`ProxyConfig.text_tool_calls`).
+TEXT_CALLS_HEADER: Final = "x-streamrepair-text-tool-calls"
+#: Request header that turns progressive arguments on or off for one request (``on`` or
+#: ``off``; never sent upstream; overrides :attr:`ProxyConfig.stream_arguments`).
+STREAM_ARGUMENTS_HEADER: Final = "x-streamrepair-stream-arguments"
 
 #: Largest request body accepted (bytes): long agent histories run to megabytes.
 DEFAULT_MAX_REQUEST_BYTES: Final = 32 * 2**20

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..results import Repair, RepairKind
 from ..schema.notes import append_repair_notes
@@ -47,7 +47,10 @@ from ._table import APIS
 from .memo import CallMemo
 from .relay import ApiProtocol
 
-__all__ = ["RequestFixes", "fix_request", "referenced_calls"]
+__all__ = ["FIXES_HEADER", "RequestFixes", "fix_request", "referenced_calls"]
+
+#: Response header listing the request-side fixes applied (``name=count, ...``).
+FIXES_HEADER: Final = "x-streamrepair-request-fixes"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
