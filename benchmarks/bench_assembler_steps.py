@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from _report import write_section  # noqa: E402
 from bench_previews import WORKLOADS, deltas  # noqa: E402
 
+import streamrepair  # noqa: E402
 import streamrepair.syntax.assembler as current_assembler  # noqa: E402
 import streamrepair.syntax.changes as current_changes  # noqa: E402
 
@@ -193,8 +194,8 @@ def render(
 
     compared = f", before (`{baseline}`) → after" if baseline else ""
     lines = [
-        f"Python {platform.python_version()} on {platform.machine()}"
-        f"{' (quick run)' if quick else ''}; whole-stream times, medians of rounds in which"
+        f"Python {platform.python_version()} on {platform.machine()}, streamrepair"
+        f" {streamrepair.build_info()}{' (quick run)' if quick else ''}; whole-stream times, medians of rounds in which"
         f" every contender ran in turn{compared}.",
         "",
         "**1 KB arguments against jiter re-parsing the buffer** (16-character deltas; ours:"
