@@ -723,8 +723,14 @@ def main() -> None:
                 summary,
                 text,
                 FOOTNOTE,
-                "Paced against burst CPU per relayed event:\n\n"
-                + "\n".join(f"* {line}" for line in notes),
+                *(
+                    [
+                        "Paced against burst CPU per relayed event:\n\n"
+                        + "\n".join(f"* {line}" for line in notes)
+                    ]
+                    if notes
+                    else []
+                ),
                 *(
                     ["Problems:\n\n" + "\n".join(f"* {line}" for line in problems)]
                     if problems
