@@ -13,6 +13,8 @@ length), against four targets in turn, each in its own process:
 * ``direct``: straight to the upstream;
 * ``bare``: ``benchmarks/bare_proxy.py``, an aiohttp pass-through in about 40 lines (the
   floor for a Python proxy);
+* ``bare-asgi``: ``benchmarks/bare_asgi_proxy.py``, the same pass-through as an ASGI app on
+  the server stack ``serve`` runs on (uvicorn, httptools, uvloop);
 * ``streamrepair``: ``streamrepair serve --upstream ...`` as an operator runs it (its
   defaults: one worker per core, access log on, telemetry to a temporary file);
   ``--workers 1,2`` runs one target per worker count instead (``streamrepair -w1``...),
@@ -71,7 +73,7 @@ from bench_proxy import TOOLS, build_stream
 
 HERE = Path(__file__).resolve().parent
 LITELLM_VENV = Path.home() / ".cache" / "streamrepair-bench" / "litellm-venv"
-TARGETS = ("direct", "bare", "streamrepair", "litellm")
+TARGETS = ("direct", "bare", "bare-asgi", "streamrepair", "litellm")
 #: Seconds one phase (a target, a mode, a size) may take before what is left is counted
 #: as unfinished.
 PHASE_SECONDS = 180.0
@@ -322,8 +324,9 @@ def start_target(
     port = _free_port()
     log = open(workdir / f"{name}.log", "wb")  # noqa: SIM115 (closed by Target.stop)
     env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src")}
-    if name == "bare":
-        command = [sys.executable, str(HERE / "bare_proxy.py"), upstream, str(port)]
+    if name in ("bare", "bare-asgi"):
+        script = "bare_proxy.py" if name == "bare" else "bare_asgi_proxy.py"
+        command = [sys.executable, str(HERE / script), upstream, str(port)]
         ready = f"http://127.0.0.1:{port}/v1/models"
     elif serve is not None:
         env["PYTHONPATH"] = str(serve.tree / "src")
