@@ -142,7 +142,7 @@ def redis_url() -> Iterator[str]:
 
 def test_redis_store_round_trip_with_expiry(redis_url: str) -> None:
     async def scenario() -> tuple[Any, ...]:
-        store = RedisStore(redis_url, ttl=0.3)
+        store = RedisStore(redis_url, ttl=0.3, timeout=5)  # (a loaded machine)
         await store.put({"k1": memo("c1"), "k2": memo("c2")})
         first = await store.get(["k1", "k2", "k3"])
         alive = await store.ping()
@@ -184,8 +184,10 @@ def test_two_replicas_share_one_conversation_through_redis(redis_url: str) -> No
         ]
     )
     with serving(fake.app()) as upstream:
-        one = create_app(ProxyConfig(upstream=upstream), store=RedisStore(redis_url))
-        two = create_app(ProxyConfig(upstream=upstream), store=RedisStore(redis_url))
+        # (a deadline for a loaded machine: this test is about the sharing, not the
+        # deadline, which the breaker tests hold)
+        one = create_app(ProxyConfig(upstream=upstream), store=RedisStore(redis_url, timeout=5))
+        two = create_app(ProxyConfig(upstream=upstream), store=RedisStore(redis_url, timeout=5))
         with serving(one) as first_url, serving(two) as second_url:
             messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
             client = openai_client(base_url=f"{first_url}/v1", api_key="sk-a", max_retries=0)

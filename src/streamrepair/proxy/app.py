@@ -133,6 +133,10 @@ class _Proxy:
                 limits=self.limits,
             )
         self.client = client
+        # Connect the store now (Redis: its connection; the others answer at once), so
+        # that the first request does not pay the connection within the store's short
+        # deadline. A store that is down counts one failure here, and the proxy serves.
+        await self.store.ping()
         try:
             yield
         finally:
