@@ -486,7 +486,6 @@ def _before(
                 messages[i] = {**message, "content": [*copy_json(list(found)), *content]}
                 count(counts, "thinking_restored")
                 changed = True
-        ids = [u.get("id") for u in uses if isinstance(u.get("id"), str)]
         after = messages[i + 1] if i + 1 < len(messages) else None
         if not isinstance(after, dict) or after.get("role") != "user":
             continue
@@ -501,7 +500,7 @@ def _before(
             for b in blocks
             if isinstance(b, dict) and b.get("type") == "tool_result"
         }
-        missing = [u for u in uses if u.get("id") in ids and u.get("id") not in answered]
+        missing = [u for u in uses if isinstance(u.get("id"), str) and u["id"] not in answered]
         if missing:
             added = [
                 {
