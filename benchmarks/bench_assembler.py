@@ -108,8 +108,12 @@ def streamrepair_runner(preview: bool) -> Callable[[], Callable[[str], Any]]:
     return make
 
 
-def reparse_runner(parse: Callable[[str], Any]) -> Callable[[], Callable[[str], Any]]:
+def reparse_runner(load: Callable[[], Callable[[str], Any]]) -> Callable[[], Callable[[str], Any]]:
+    """Re-parsing the whole buffer after every delta with the parser ``load`` gives
+    (imported when the runner is made, never inside the loop over the deltas)."""
+
     def make() -> Callable[[str], Any]:
+        parse = load()
         buffer: list[str] = [""]
 
         def step(chunk: str) -> Any:
@@ -121,22 +125,23 @@ def reparse_runner(parse: Callable[[str], Any]) -> Callable[[], Callable[[str], 
     return make
 
 
-def _jiter(text: str) -> Any:
+def _jiter() -> Callable[[str], Any]:
     import jiter
 
-    return jiter.from_json(text.encode(), partial_mode="trailing-strings")
+    from_json = jiter.from_json
+    return lambda text: from_json(text.encode(), partial_mode="trailing-strings")
 
 
-def _partial_json_parser(text: str) -> Any:
+def _partial_json_parser() -> Callable[[str], Any]:
     import partial_json_parser
 
-    return partial_json_parser.loads(text)
+    return partial_json_parser.loads
 
 
-def _json_repair(text: str) -> Any:
+def _json_repair() -> Callable[[str], Any]:
     import json_repair
 
-    return json_repair.repair_json(text, return_objects=True)
+    return lambda text: json_repair.repair_json(text, return_objects=True)
 
 
 def ijson_runner() -> Callable[[str], Any]:

@@ -26,17 +26,12 @@ no assertion is made.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import gc
 import importlib
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _contenders import jiter_reparse, jsonriver_live, median_runs, ours_changes, ours_live  # noqa: E402
 from _report import write_section  # noqa: E402
 from bench_previews import WORKLOADS, deltas  # noqa: E402
 
@@ -77,80 +73,6 @@ def load_baseline(ref: str) -> tuple[Version, Path]:
 # -- the runs: each returns the seconds of one whole stream --------------------------------
 
 
-def ours_changes(version: Version, chunks: list[str]) -> Callable[[], float]:
-    assembler_class = version[0]
-
-    def run() -> float:
-        assembler = assembler_class(changes=True)
-        feed, take = assembler.feed, assembler.take_changes
-        start = time.perf_counter()
-        for chunk in chunks:
-            feed(chunk)
-            take()
-        return time.perf_counter() - start
-
-    return run
-
-
-def ours_live(version: Version, chunks: list[str]) -> Callable[[], float]:
-    assembler_class, builder_class = version
-
-    def run() -> float:
-        assembler = assembler_class(changes=True)
-        builder = builder_class()
-        feed, take, apply = assembler.feed, assembler.take_changes, builder.apply_all
-        start = time.perf_counter()
-        for chunk in chunks:
-            feed(chunk)
-            apply(take())  # the live value is builder.value, joined when read
-        return time.perf_counter() - start
-
-    return run
-
-
-def jiter_reparse(chunks: list[str]) -> Callable[[], float]:
-    def run() -> float:
-        import jiter
-
-        buffer = ""
-        start = time.perf_counter()
-        for chunk in chunks:
-            buffer += chunk
-            jiter.from_json(buffer.encode(), partial_mode="trailing-strings")
-        return time.perf_counter() - start
-
-    return run
-
-
-def jsonriver_live(chunks: list[str]) -> Callable[[], float]:
-    def run() -> float:
-        import jsonriver
-
-        async def source() -> Any:
-            for chunk in chunks:
-                yield chunk
-
-        async def consume() -> float:
-            start = time.perf_counter()
-            async for _value in jsonriver.parse(source()):
-                pass
-            return time.perf_counter() - start
-
-        return asyncio.run(consume())
-
-    return run
-
-
-def median_runs(funcs: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
-    """Each function in turn, ``rounds`` times; the median of each one's seconds."""
-    results: dict[str, list[float]] = {name: [] for name in funcs}
-    for _ in range(rounds):
-        for name, func in funcs.items():
-            gc.collect()
-            results[name].append(func())
-    return {name: statistics.median(values) for name, values in results.items()}
-
-
 Cell = dict[str, float]  # seconds per contender: "ours", maybe "before", and the competitor
 
 
@@ -160,7 +82,7 @@ def measure(
     small: dict[str, Cell] = {}
     for name in SMALL:
         chunks = deltas(WORKLOADS[name](1024))
-        funcs = {label: ours_changes(v, chunks) for label, v in versions.items()}
+        funcs = {label: ours_changes(v[0], chunks) for label, v in versions.items()}
         funcs["jiter"] = jiter_reparse(chunks)
         small[name] = median_runs(funcs, rounds * 10)
         print(f"  1 KB {name}: {small[name]}", file=sys.stderr, flush=True)
@@ -170,7 +92,7 @@ def measure(
         text = WORKLOADS[name](size)
         for delta in RIVER_DELTAS:
             chunks = deltas(text, delta)
-            funcs = {label: ours_live(v, chunks) for label, v in versions.items()}
+            funcs = {label: ours_live(*v, chunks) for label, v in versions.items()}
             funcs["jsonriver"] = jsonriver_live(chunks)
             river[(name, delta)] = median_runs(funcs, rounds)
             print(f"  jsonriver {name} /{delta}: {river[(name, delta)]}", file=sys.stderr)

@@ -27,7 +27,6 @@ compare contenders of the same cell.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import json
 import multiprocessing
@@ -44,6 +43,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from _contenders import (  # noqa: E402
+    Run,
+    jiter_reparse,
+    jsonriver_live,
+    ours_changes,
+    ours_live,
+    reparse,
+)
 from _report import write_section  # noqa: E402
 from bench_previews import (  # noqa: E402
     deltas,
@@ -63,102 +70,67 @@ WORKLOADS: dict[str, Callable[[int], str]] = {
     "nested": nested_arguments,
     "many keys": keys_arguments,
 }
-Run = Callable[[list[str]], float]  # times one whole stream, in seconds
+Make = Callable[[list[str]], Run]  # a contender: the run of one whole stream of the deltas
 
 
-def ours(package: Any, *, live: bool = False) -> Run:
-    def run(chunks: list[str]) -> float:
-        assembler = package.ArgumentAssembler(changes=True)
-        builder = package.ValueBuilder()
-        feed, take, apply = assembler.feed, assembler.take_changes, builder.apply_all
-        start = time.perf_counter()
-        if live:
-            for chunk in chunks:
-                feed(chunk)
-                apply(take())
-        else:
-            for chunk in chunks:
-                feed(chunk)
-                take()
-        assembler.finish()
-        return time.perf_counter() - start
-
-    return run
+def ours(package: Any, *, live: bool = False) -> Make:
+    if live:
+        return lambda chunks: ours_live(package.ArgumentAssembler, package.ValueBuilder, chunks)
+    return lambda chunks: ours_changes(package.ArgumentAssembler, chunks)
 
 
-def reparse(parse: Callable[[str], Any]) -> Run:
-    def run(chunks: list[str]) -> float:
-        buffer = ""
-        start = time.perf_counter()
-        for chunk in chunks:
-            buffer += chunk
-            parse(buffer)
-        return time.perf_counter() - start
+def _parser(name: str) -> Callable[[list[str]], Run]:
+    """Re-parsing the buffer with partial-json-parser or json_repair (quadratic)."""
 
-    return run
+    def make(chunks: list[str]) -> Run:
+        if name == "partial-json-parser":
+            import partial_json_parser
 
+            return reparse(partial_json_parser.loads, chunks)
+        import json_repair
 
-def _jiter(text: str) -> Any:
-    import jiter
+        return reparse(lambda text: json_repair.repair_json(text, return_objects=True), chunks)
 
-    return jiter.from_json(text.encode(), partial_mode="trailing-strings")
+    return make
 
 
-def _partial_json_parser(text: str) -> Any:
-    import partial_json_parser
-
-    return partial_json_parser.loads(text)
-
-
-def _json_repair(text: str) -> Any:
-    import json_repair
-
-    return json_repair.repair_json(text, return_objects=True)
-
-
-def ijson_push(backend: str) -> Run:
-    def run(chunks: list[str]) -> float:
+def ijson_push(backend: str) -> Make:
+    def make(chunks: list[str]) -> Run:
         import ijson
 
         parser = ijson.get_backend(backend)
-        events = ijson.sendable_list()
-        coro = parser.basic_parse_coro(events)
-        send = coro.send
+        encoded = [chunk.encode() for chunk in chunks]
+
+        def run() -> float:
+            events = ijson.sendable_list()
+            coro = parser.basic_parse_coro(events)
+            send = coro.send
+            start = time.perf_counter()
+            for chunk in encoded:
+                send(chunk)
+                events.clear()
+            coro.close()
+            return time.perf_counter() - start
+
+        return run
+
+    return make
+
+
+def json_loads_once(chunks: list[str]) -> Run:
+    text = "".join(chunks)
+
+    def run() -> float:
         start = time.perf_counter()
-        for chunk in chunks:
-            send(chunk.encode())
-            events.clear()
-        coro.close()
+        json.loads(text)
         return time.perf_counter() - start
 
     return run
 
 
-def jsonriver_run(chunks: list[str]) -> float:
-    import jsonriver
-
-    async def source() -> Any:
-        for chunk in chunks:
-            yield chunk
-
-    async def consume() -> float:
-        start = time.perf_counter()
-        async for _value in jsonriver.parse(source()):
-            pass
-        return time.perf_counter() - start
-
-    return asyncio.run(consume())
-
-
-def json_loads_run(chunks: list[str]) -> float:
-    text = "".join(chunks)
-    start = time.perf_counter()
-    json.loads(text)
-    return time.perf_counter() - start
-
-
-def interleaved(contenders: dict[str, Run], chunks: list[str], repeats: int) -> dict[str, float]:
+def interleaved(contenders: dict[str, Make], chunks: list[str], repeats: int) -> dict[str, float]:
     """Median seconds per contender; each repeat runs them all in a fresh random order."""
+    runs = {name: make(chunks) for name, make in contenders.items()}
     times: dict[str, list[float]] = {name: [] for name in contenders}
     order = list(contenders)
     rng = random.Random(0)
@@ -166,20 +138,20 @@ def interleaved(contenders: dict[str, Run], chunks: list[str], repeats: int) -> 
         rng.shuffle(order)
         for name in order:
             gc.collect()
-            times[name].append(contenders[name](chunks))
+            times[name].append(runs[name]())
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-FEED_CONTENDERS: dict[str, Run] = {
+FEED_CONTENDERS: dict[str, Make] = {
     "compiled": ours(streamrepair),
     "pure": ours(PURE),
-    "jiter re-parse": reparse(_jiter),
-    "partial-json-parser": reparse(_partial_json_parser),
-    "json_repair": reparse(_json_repair),
+    "jiter re-parse": jiter_reparse,
+    "partial-json-parser": _parser("partial-json-parser"),
+    "json_repair": _parser("json_repair"),
     "ijson C": ijson_push("yajl2_c"),
     "ijson Python": ijson_push("python"),
-    "jsonriver": jsonriver_run,
-    "json.loads once": json_loads_run,
+    "jsonriver": jsonriver_live,
+    "json.loads once": json_loads_once,
 }
 QUADRATIC = ("partial-json-parser", "json_repair")
 
@@ -223,10 +195,10 @@ def feed_tables(quick: bool, repeats: int) -> str:
 
 def live_table(quick: bool, repeats: int) -> str:
     size = 10 * 1024
-    contenders: dict[str, Run] = {
+    contenders: dict[str, Make] = {
         "compiled": ours(streamrepair, live=True),
         "pure": ours(PURE, live=True),
-        "jsonriver": jsonriver_run,
+        "jsonriver": jsonriver_live,
     }
     reps = max(3, repeats // 3)
     lines = [

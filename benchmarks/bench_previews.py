@@ -35,7 +35,6 @@ that part's paragraph of the section and keeps the others' figures.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import json
 import os
@@ -53,6 +52,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from _contenders import (  # noqa: E402
+    jiter_reparse,
+    jsonriver_live,
+    median_runs,
+    ours_changes,
+    ours_live,
+)
 from _report import DOC, write_section  # noqa: E402
 
 from streamrepair import ArgumentAssembler, ToolCallStream  # noqa: E402
@@ -111,16 +117,6 @@ WORKLOADS: dict[str, Callable[[int], str]] = {
 
 def deltas(text: str, size: int = 16) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def _median_runs(funcs: dict[str, Callable[[], float]], repeats: int) -> dict[str, float]:
-    """Run each function in turn, ``repeats`` times; the median of each one's results."""
-    results: dict[str, list[float]] = {name: [] for name in funcs}
-    for _ in range(repeats):
-        for name, func in funcs.items():
-            gc.collect()
-            results[name].append(func())
-    return {name: statistics.median(values) for name, values in results.items()}
 
 
 # -- 1. the cost of recording changes ------------------------------------------------------
@@ -189,7 +185,7 @@ def changes_cost(repeats: int, quick: bool) -> list[Row]:
             runs = max(repeats, 3) if size > 100 * 1024 else repeats * 3
             modes = ("feed", "changes", "lazy")
             wholes: dict[str, list[float]] = {m: [] for m in modes}
-            med = _median_runs({m: _feed_run(chunks, m, wholes[m]) for m in modes}, runs)
+            med = median_runs({m: _feed_run(chunks, m, wholes[m]) for m in modes}, runs)
             whole = {m: statistics.median(wholes[m]) for m in modes}
             trimmed = (med["feed"], med["changes"], med["lazy"])
             rows.append((name, label, *trimmed, whole["feed"], whole["changes"], whole["lazy"]))
@@ -298,7 +294,7 @@ def pipeline_vs_openai(repeats: int, quick: bool) -> list[tuple[str, int, float,
         events = sse_events(arguments)
         big = len(arguments) > 200_000
         runs = 1 if big else repeats
-        med = _median_runs(
+        med = median_runs(
             {
                 "ours": _ours(events),
                 "ours+apply": _ours(events, apply=True),
@@ -314,39 +310,6 @@ def pipeline_vs_openai(repeats: int, quick: bool) -> list[tuple[str, int, float,
 # -- 3. jsonriver ---------------------------------------------------------------------------
 
 
-def _ours_live(chunks: list[str]) -> Callable[[], float]:
-    def run() -> float:
-        assembler = ArgumentAssembler(changes=True)
-        builder = ValueBuilder()
-        feed, take, apply = assembler.feed, assembler.take_changes, builder.apply_all
-        start = time.perf_counter()
-        for chunk in chunks:
-            feed(chunk)
-            apply(take())  # the live value is builder.value, joined when read
-        return time.perf_counter() - start
-
-    return run
-
-
-def _jsonriver(chunks: list[str]) -> Callable[[], float]:
-    def run() -> float:
-        import jsonriver
-
-        async def source() -> Any:
-            for chunk in chunks:
-                yield chunk
-
-        async def consume() -> float:
-            start = time.perf_counter()
-            async for _value in jsonriver.parse(source()):
-                pass
-            return time.perf_counter() - start
-
-        return asyncio.run(consume())
-
-    return run
-
-
 def vs_jsonriver(repeats: int, quick: bool) -> dict[tuple[str, int], tuple[float, float]]:
     try:
         import jsonriver  # noqa: F401
@@ -358,8 +321,12 @@ def vs_jsonriver(repeats: int, quick: bool) -> dict[tuple[str, int], tuple[float
         text = build(size)
         for delta in (1, 4, 16, 64):
             chunks = deltas(text, delta)
-            med = _median_runs(
-                {"ours": _ours_live(chunks), "jsonriver": _jsonriver(chunks)}, repeats
+            med = median_runs(
+                {
+                    "ours": ours_live(ArgumentAssembler, ValueBuilder, chunks),
+                    "jsonriver": jsonriver_live(chunks),
+                },
+                repeats,
             )
             out[(name, delta)] = (med["ours"], med["jsonriver"])
             print(f"  jsonriver {name} /{delta}: {med}", file=sys.stderr, flush=True)
@@ -479,33 +446,6 @@ def memory(quick: bool) -> dict[str, Any]:
 # -- 5. 1 KB against jiter ------------------------------------------------------------------
 
 
-def _jiter(chunks: list[str]) -> Callable[[], float]:
-    def run() -> float:
-        import jiter
-
-        buffer = ""
-        start = time.perf_counter()
-        for chunk in chunks:
-            buffer += chunk
-            jiter.from_json(buffer.encode(), partial_mode="trailing-strings")
-        return time.perf_counter() - start
-
-    return run
-
-
-def _ours_changes(chunks: list[str]) -> Callable[[], float]:
-    def run() -> float:
-        assembler = ArgumentAssembler(changes=True)
-        feed, take = assembler.feed, assembler.take_changes
-        start = time.perf_counter()
-        for chunk in chunks:
-            feed(chunk)
-            take()
-        return time.perf_counter() - start
-
-    return run
-
-
 def small_vs_jiter(runs: int) -> dict[str, float]:
     """jiter time ÷ ours for the whole 1 KB stream of each workload."""
     try:
@@ -515,7 +455,9 @@ def small_vs_jiter(runs: int) -> dict[str, float]:
     out = {}
     for name, build in WORKLOADS.items():
         chunks = deltas(build(1024))
-        med = _median_runs({"ours": _ours_changes(chunks), "jiter": _jiter(chunks)}, runs)
+        med = median_runs(
+            {"ours": ours_changes(ArgumentAssembler, chunks), "jiter": jiter_reparse(chunks)}, runs
+        )
         out[name] = med["jiter"] / med["ours"]
         print(f"  1 KB {name}: jiter/ours {out[name]:.2f}", file=sys.stderr, flush=True)
     return out
