@@ -220,6 +220,23 @@ def test_two_replicas_share_one_conversation_through_redis(redis_url: str) -> No
     assert "[streamrepair: arguments of f were repaired]" in sent[2]["content"]
 
 
+def test_the_proxy_connects_its_redis_store_as_it_starts(redis_url: str) -> None:
+    """Before the first request: a request does not make the connection within its
+    store deadline."""
+    import redis
+
+    watcher = redis.Redis.from_url(redis_url)
+    before = watcher.info("clients")["connected_clients"]
+    fake = FakeUpstream(script=[])
+    with serving(fake.app()) as upstream:
+        app = create_app(ProxyConfig(upstream=upstream), store=RedisStore(redis_url))
+        with serving(app):
+            during = watcher.info("clients")["connected_clients"]
+            assert not fake.requests
+    watcher.close()
+    assert during == before + 1
+
+
 def test_memory_store_lookup_is_always_available() -> None:
     store = MemoryStore()
     assert asyncio.run(store.put({"k": memo("c")})) is StoreStatus.OK
